@@ -1,0 +1,240 @@
+//! Static evaluation. Scores here are from **White's** point of view
+//! (positive is good for White), as the course material states them; the
+//! search negates for Black with [`evaluate_for_side_to_move`].
+//!
+//! Two functions are offered through the `Evaluation` option:
+//!
+//! - [`Evaluation::Textbook`]: the course material's function, exact on
+//!   3 x 3 (see `shared/dodgem.md`) and generalised to n x n by keeping its
+//!   per-square pattern: a White car on (file f, rank r) (0-based) is worth
+//!   `15 r + 5 f`, a Black car `-(15 f + 5 r)`; a White car directly east of
+//!   a Black car adds +40, two files east +30; a Black car directly north of
+//!   a White car adds -40, two ranks north -30. A car that has left the
+//!   board is worth nothing, as in the course material.
+//! - [`Evaluation::Race`] (the default): counts the moves each side still
+//!   needs to drive every car off, plus the cost of cars whose road ahead
+//!   is blocked by an opponent's car and a small bonus for the side to
+//!   move. Driving a car off is always progress here, whereas the textbook
+//!   function scores an exit as a loss of the car's square value.
+
+use crate::board::{Color, Position, file_of, rank_of};
+
+/// Which evaluation function the search uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum Evaluation {
+    /// The course material's function (see the module docs).
+    Textbook,
+    /// Moves-to-go race with blocking penalties (see the module docs).
+    #[default]
+    Race,
+}
+
+impl Evaluation {
+    pub const ALL: [Evaluation; 2] = [Evaluation::Race, Evaluation::Textbook];
+
+    /// The option value naming this function.
+    pub fn name(self) -> &'static str {
+        match self {
+            Evaluation::Textbook => "textbook",
+            Evaluation::Race => "race",
+        }
+    }
+
+    /// Parses an option value (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Evaluation> {
+        Evaluation::ALL
+            .into_iter()
+            .find(|e| e.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// Textbook weights (centipawn-like units, White's point of view).
+mod textbook {
+    pub const FORWARD: i32 = 15; // per rank (White) or file (Black) advanced
+    pub const SIDEWAYS: i32 = 5; // per file (White) or rank (Black) across
+    pub const BLOCK_ADJACENT: i32 = 40;
+    pub const BLOCK_TWO_AWAY: i32 = 30;
+}
+
+/// Race weights.
+mod race {
+    pub const PER_MOVE: i32 = 30; // one move of a car still to make
+    pub const BLOCKED: i32 = 20; // an opponent's car right in front
+    pub const BLOCKED_TWO_AWAY: i32 = 6; // an opponent's car two squares ahead
+    pub const TEMPO: i32 = 12; // being the side to move
+}
+
+/// One named term of an evaluation, from White's point of view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Term {
+    pub name: &'static str,
+    pub white: i32,
+    pub black: i32,
+}
+
+impl Term {
+    pub fn total(&self) -> i32 {
+        self.white + self.black
+    }
+}
+
+/// The evaluation of `position` from White's point of view.
+pub fn evaluate(position: &Position, kind: Evaluation) -> i32 {
+    terms(position, kind).iter().map(Term::total).sum()
+}
+
+/// The evaluation from the point of view of the side to move (what a
+/// negamax search wants).
+pub fn evaluate_for_side_to_move(position: &Position, kind: Evaluation) -> i32 {
+    let white = evaluate(position, kind);
+    match position.side_to_move() {
+        Color::White => white,
+        Color::Black => -white,
+    }
+}
+
+/// The evaluation split into its terms (the `eval` command prints these).
+pub fn terms(position: &Position, kind: Evaluation) -> Vec<Term> {
+    match kind {
+        Evaluation::Textbook => textbook_terms(position),
+        Evaluation::Race => race_terms(position),
+    }
+}
+
+/// Squares of `color`'s cars as (file, rank) pairs.
+fn coords(position: &Position, color: Color) -> impl Iterator<Item = (usize, usize)> {
+    let mut cars = position.cars(color);
+    std::iter::from_fn(move || {
+        (cars != 0).then(|| {
+            let sq = cars.trailing_zeros() as u8;
+            cars &= cars - 1;
+            (file_of(sq), rank_of(sq))
+        })
+    })
+}
+
+/// Whether `color` has a car on (`file`, `rank`); off-board squares have none.
+fn has_car(position: &Position, color: Color, file: usize, rank: usize) -> bool {
+    let size = position.size();
+    file < size && rank < size && position.cars(color) & (1u64 << (rank * 8 + file)) != 0
+}
+
+/// Number of opponent cars `steps` squares ahead of each of `color`'s cars.
+fn blockers(position: &Position, color: Color, steps: usize) -> i32 {
+    coords(position, color)
+        .filter(|&(file, rank)| match color {
+            Color::Black => has_car(position, Color::White, file + steps, rank),
+            Color::White => has_car(position, Color::Black, file, rank + steps),
+        })
+        .count() as i32
+}
+
+fn textbook_terms(position: &Position) -> Vec<Term> {
+    use textbook::*;
+    let white_squares: i32 = coords(position, Color::White)
+        .map(|(f, r)| FORWARD * r as i32 + SIDEWAYS * f as i32)
+        .sum();
+    let black_squares: i32 = coords(position, Color::Black)
+        .map(|(f, r)| -(FORWARD * f as i32 + SIDEWAYS * r as i32))
+        .sum();
+    // A White car in front of a Black car is a bonus for White, and the
+    // other way round.
+    vec![
+        Term {
+            name: "Car squares",
+            white: white_squares,
+            black: black_squares,
+        },
+        Term {
+            name: "Blocking, adjacent",
+            white: BLOCK_ADJACENT * blockers(position, Color::Black, 1),
+            black: -BLOCK_ADJACENT * blockers(position, Color::White, 1),
+        },
+        Term {
+            name: "Blocking, two away",
+            white: BLOCK_TWO_AWAY * blockers(position, Color::Black, 2),
+            black: -BLOCK_TWO_AWAY * blockers(position, Color::White, 2),
+        },
+    ]
+}
+
+/// Moves `color` still needs to drive every car off an empty road.
+fn moves_to_go(position: &Position, color: Color) -> i32 {
+    let size = position.size();
+    coords(position, color)
+        .map(|(file, rank)| match color {
+            Color::Black => size - file,
+            Color::White => size - rank,
+        })
+        .sum::<usize>() as i32
+}
+
+fn race_terms(position: &Position) -> Vec<Term> {
+    use race::*;
+    let tempo = match position.side_to_move() {
+        Color::White => (TEMPO, 0),
+        Color::Black => (0, -TEMPO),
+    };
+    vec![
+        Term {
+            name: "Moves to go",
+            white: -PER_MOVE * moves_to_go(position, Color::White),
+            black: PER_MOVE * moves_to_go(position, Color::Black),
+        },
+        Term {
+            name: "Blocked, adjacent",
+            white: -BLOCKED * blockers(position, Color::White, 1),
+            black: BLOCKED * blockers(position, Color::Black, 1),
+        },
+        Term {
+            name: "Blocked, two away",
+            white: -BLOCKED_TWO_AWAY * blockers(position, Color::White, 2),
+            black: BLOCKED_TWO_AWAY * blockers(position, Color::Black, 2),
+        },
+        Term {
+            name: "Side to move",
+            white: tempo.0,
+            black: tempo.1,
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::parse_position;
+
+    #[test]
+    fn textbook_worked_examples() {
+        // From shared/dodgem.md: the side to move does not matter.
+        for side in ["b", "w"] {
+            let first = parse_position(&format!("B2/3/BWW {side}")).unwrap();
+            assert_eq!(evaluate(&first, Evaluation::Textbook), 75);
+            let second = parse_position(&format!("1B1/1W1/B1W {side}")).unwrap();
+            assert_eq!(evaluate(&second, Evaluation::Textbook), -5);
+            let start = parse_position(&format!("B2/B2/1WW {side}")).unwrap();
+            assert_eq!(evaluate(&start, Evaluation::Textbook), 0);
+        }
+    }
+
+    #[test]
+    fn race_is_symmetric_under_colour_swap() {
+        // Mirroring the board in the anti-diagonal swaps the colours' roles.
+        let start = Position::start(5);
+        let white_to_move = start.with_side_to_move(Color::White);
+        assert_eq!(
+            evaluate_for_side_to_move(&start, Evaluation::Race),
+            evaluate_for_side_to_move(&white_to_move, Evaluation::Race)
+        );
+    }
+
+    #[test]
+    fn race_counts_an_exit_as_progress() {
+        let before = parse_position("2B/3/WW1 b").unwrap();
+        let after = parse_position("3/3/WW1 w").unwrap();
+        assert!(
+            evaluate(&after, Evaluation::Race) < evaluate(&before, Evaluation::Race),
+            "Black exiting should be good for Black"
+        );
+    }
+}
