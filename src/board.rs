@@ -161,13 +161,19 @@ impl Move {
             return None;
         }
         let raw = code - 1;
-        Some(Move::new((raw / 4) as Square, Direction::ALL[(raw % 4) as usize]))
+        Some(Move::new(
+            (raw / 4) as Square,
+            Direction::ALL[(raw % 4) as usize],
+        ))
     }
 
     /// The destination as (file, rank), which may lie just past the board's edge.
     pub fn to_coords(self) -> (i32, i32) {
         let (df, dr) = self.dir.step();
-        (file_of(self.from) as i32 + df, rank_of(self.from) as i32 + dr)
+        (
+            file_of(self.from) as i32 + df,
+            rank_of(self.from) as i32 + dr,
+        )
     }
 
     /// Whether this move drives the car off a board of `size`.
@@ -369,7 +375,10 @@ impl Position {
     /// # Panics
     /// If `size` is outside `MIN_SIZE..=MAX_SIZE`.
     pub fn start(size: usize) -> Position {
-        assert!((MIN_SIZE..=MAX_SIZE).contains(&size), "bad board size {size}");
+        assert!(
+            (MIN_SIZE..=MAX_SIZE).contains(&size),
+            "bad board size {size}"
+        );
         let mut black = 0;
         let mut white = 0;
         for i in 1..size {
@@ -471,15 +480,31 @@ impl Position {
         match self.side {
             Color::Black => {
                 push_all(&mut list, own & masks.last_file, Direction::East);
-                push_all(&mut list, own & !masks.last_file & (empty >> 1), Direction::East);
+                push_all(
+                    &mut list,
+                    own & !masks.last_file & (empty >> 1),
+                    Direction::East,
+                );
                 push_all(&mut list, own & (empty >> 8), Direction::North);
                 push_all(&mut list, own & (empty << 8), Direction::South);
             }
             Color::White => {
                 push_all(&mut list, own & masks.last_rank, Direction::North);
-                push_all(&mut list, own & !masks.last_rank & (empty >> 8), Direction::North);
-                push_all(&mut list, own & !masks.last_file & (empty >> 1), Direction::East);
-                push_all(&mut list, own & !masks.first_file & (empty << 1), Direction::West);
+                push_all(
+                    &mut list,
+                    own & !masks.last_rank & (empty >> 8),
+                    Direction::North,
+                );
+                push_all(
+                    &mut list,
+                    own & !masks.last_file & (empty >> 1),
+                    Direction::East,
+                );
+                push_all(
+                    &mut list,
+                    own & !masks.first_file & (empty << 1),
+                    Direction::West,
+                );
             }
         }
         list
@@ -507,6 +532,17 @@ impl Position {
                     + (own & !masks.first_file & (empty << 1)).count_ones()
             }
         }
+    }
+
+    /// Whether the side to move has one car left and it stands on its exit
+    /// line: it wins by driving off, a move that is always legal.
+    pub fn can_win_next_move(&self) -> bool {
+        let own = self.cars(self.side);
+        let exit_line = match self.side {
+            Color::Black => MASKS[self.size()].last_file,
+            Color::White => MASKS[self.size()].last_rank,
+        };
+        own.count_ones() == 1 && own & exit_line != 0 && self.cars(self.side.other()) != 0
     }
 
     /// Whether `mv` is legal here.

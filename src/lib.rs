@@ -1,15 +1,29 @@
 //! `dodgem`: an engine for the board game Dodgem (Colin Vout), driven over
 //! stdin/stdout by a UCI-style protocol (see `protocol.md`).
 //!
-//! The library holds the rules ([`Position`]), notation, search and the
-//! protocol controller; the `dodgem` binary is a thin shell around
-//! [`engine::run`] and [`bench::run`].
+//! The library holds the rules ([`Position`]), notation, evaluation,
+//! search and the protocol controller; the `dodgem` binary is a thin shell
+//! around [`engine::run`] and [`bench::run`].
+//!
+//! ```
+//! use dodgem::{Position, notation, perft::perft};
+//! let start = Position::start(3);
+//! assert_eq!(notation::format_position(&start), "B2/B2/1WW b");
+//! assert_eq!(perft(&start, 4), 101);
+//! ```
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod board;
+pub mod engine;
+pub mod eval;
 pub mod notation;
+pub mod options;
 pub mod perft;
+pub mod protocol;
+pub mod search;
+pub mod time;
+pub mod tt;
 mod zobrist;
 
 pub use board::{Color, Move, Outcome, Position, Rules};
-pub mod eval;

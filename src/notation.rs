@@ -29,9 +29,17 @@ pub enum PositionError {
     BadSideToMove(String),
     TrailingText(String),
     SizeOutOfRange(usize),
-    NotSquare { rank: usize, width: usize, size: usize },
+    NotSquare {
+        rank: usize,
+        width: usize,
+        size: usize,
+    },
     UnknownCharacter(char),
-    TooManyCars { color: Color, count: usize, max: usize },
+    TooManyCars {
+        color: Color,
+        count: usize,
+        max: usize,
+    },
     NoCars,
 }
 
@@ -40,7 +48,10 @@ impl fmt::Display for PositionError {
         match self {
             PositionError::Empty => write!(f, "empty position string"),
             PositionError::MissingSideToMove => {
-                write!(f, "missing side to move (expected 'b' or 'w' after the board)")
+                write!(
+                    f,
+                    "missing side to move (expected 'b' or 'w' after the board)"
+                )
             }
             PositionError::BadSideToMove(text) => {
                 write!(f, "bad side to move '{text}' (expected 'b' or 'w')")
@@ -266,7 +277,10 @@ pub fn parse_move_syntax(text: &str, size: usize) -> Result<Option<Move>, MoveEr
     .into_iter()
     .find(|d| d.step() == step)
     .ok_or_else(|| MoveError::NotAStep(text.to_string()))?;
-    Ok(Some(Move::new(square(from.0 as usize, from.1 as usize), dir)))
+    Ok(Some(Move::new(
+        square(from.0 as usize, from.1 as usize),
+        dir,
+    )))
 }
 
 /// Reads a move and checks that it is legal in `position`.
@@ -306,12 +320,33 @@ mod tests {
             ("B2/B2/1WW", PositionError::MissingSideToMove),
             ("B2/B2/1WW x", PositionError::BadSideToMove("x".into())),
             ("B2/B2/1WW b 3", PositionError::TrailingText("3".into())),
-            ("B1/B2/1WW b", PositionError::NotSquare { rank: 3, width: 2, size: 3 }),
-            ("B2/B2/1WWW b", PositionError::NotSquare { rank: 1, width: 4, size: 3 }),
+            (
+                "B1/B2/1WW b",
+                PositionError::NotSquare {
+                    rank: 3,
+                    width: 2,
+                    size: 3,
+                },
+            ),
+            (
+                "B2/B2/1WWW b",
+                PositionError::NotSquare {
+                    rank: 1,
+                    width: 4,
+                    size: 3,
+                },
+            ),
             ("B1/B1 b", PositionError::SizeOutOfRange(2)),
             ("9/9/9/9/9/9/9/9/9 b", PositionError::SizeOutOfRange(9)),
             ("B2/Bx1/1WW b", PositionError::UnknownCharacter('x')),
-            ("BB1/B2/1WW b", PositionError::TooManyCars { color: Color::Black, count: 3, max: 2 }),
+            (
+                "BB1/B2/1WW b",
+                PositionError::TooManyCars {
+                    color: Color::Black,
+                    count: 3,
+                    max: 2,
+                },
+            ),
             ("3/3/3 w", PositionError::NoCars),
         ];
         for (text, error) in cases {
@@ -336,13 +371,37 @@ mod tests {
     #[test]
     fn rejects_bad_moves_with_a_reason() {
         let start = Position::start(3);
-        assert!(matches!(parse_move("a3", &start), Err(MoveError::Syntax(_))));
-        assert!(matches!(parse_move("a3b3x", &start), Err(MoveError::Syntax(_))));
-        assert!(matches!(parse_move("d1e1", &start), Err(MoveError::OffBoard(_))));
-        assert!(matches!(parse_move("a3c3", &start), Err(MoveError::NotAStep(_))));
-        assert!(matches!(parse_move("a2a3", &start), Err(MoveError::Illegal(_))));
-        assert!(matches!(parse_move("b1b2", &start), Err(MoveError::Illegal(_))));
-        assert!(matches!(parse_move("0000", &start), Err(MoveError::Illegal(_))));
-        assert_eq!(parse_move("a3b3", &start).map(|m| format_move(Some(m))), Ok("a3b3".into()));
+        assert!(matches!(
+            parse_move("a3", &start),
+            Err(MoveError::Syntax(_))
+        ));
+        assert!(matches!(
+            parse_move("a3b3x", &start),
+            Err(MoveError::Syntax(_))
+        ));
+        assert!(matches!(
+            parse_move("d1e1", &start),
+            Err(MoveError::OffBoard(_))
+        ));
+        assert!(matches!(
+            parse_move("a3c3", &start),
+            Err(MoveError::NotAStep(_))
+        ));
+        assert!(matches!(
+            parse_move("a2a3", &start),
+            Err(MoveError::Illegal(_))
+        ));
+        assert!(matches!(
+            parse_move("b1b2", &start),
+            Err(MoveError::Illegal(_))
+        ));
+        assert!(matches!(
+            parse_move("0000", &start),
+            Err(MoveError::Illegal(_))
+        ));
+        assert_eq!(
+            parse_move("a3b3", &start).map(|m| format_move(Some(m))),
+            Ok("a3b3".into())
+        );
     }
 }

@@ -2,6 +2,8 @@
 //! standard check of a move generator. A finished game (either side has no
 //! cars left, or the side to move is blocked) has no children.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::board::{Move, Position};
 
 /// Number of leaf positions `depth` plies below `position`.
@@ -18,13 +20,39 @@ pub fn perft(position: &Position, depth: u32) -> u64 {
     }
 }
 
+/// Like [`perft`], but gives up (`None`) once `stop` is set; checked at
+/// nodes four or more plies from the leaves, so often enough to answer
+/// within milliseconds and rarely enough to cost nothing.
+fn perft_until(position: &Position, depth: u32, stop: &AtomicBool) -> Option<u64> {
+    if depth < 4 {
+        return Some(perft(position, depth));
+    }
+    if stop.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut total = 0;
+    for &mv in position.legal_moves().iter() {
+        total += perft_until(&position.play(mv), depth - 1, stop)?;
+    }
+    Some(total)
+}
+
 /// Leaf counts below each root move (`go perft` prints these), in move
 /// generation order.
 pub fn divide(position: &Position, depth: u32) -> Vec<(Move, u64)> {
+    divide_until(position, depth, &AtomicBool::new(false)).unwrap_or_default()
+}
+
+/// [`divide`] that gives up (`None`) once `stop` is set.
+pub fn divide_until(
+    position: &Position,
+    depth: u32,
+    stop: &AtomicBool,
+) -> Option<Vec<(Move, u64)>> {
     let child_depth = depth.saturating_sub(1);
     position
         .legal_moves()
         .iter()
-        .map(|&mv| (mv, perft(&position.play(mv), child_depth)))
+        .map(|&mv| Some((mv, perft_until(&position.play(mv), child_depth, stop)?)))
         .collect()
 }

@@ -1,0 +1,692 @@
+//! The protocol thread's controller. It owns the game and the options,
+//! turns each input line into a [`Command`], sends work to the search
+//! thread and turns the search thread's events into reply lines. It is the
+//! only writer of stdout.
+//!
+//! Input arrives from a small reader thread (so the controller can wait on
+//! input and search events at once); events arrive over a channel from
+//! the search thread. Bad input of any kind gets an `info string` and
+//! changes nothing.
+
+use std::io::{self, BufRead, Write};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, select};
+use parking_lot::Mutex;
+
+use crate::bench::{self, BenchReport};
+use crate::board::{Color, Move, Outcome, Position, Rules, square};
+use crate::eval::{self, Evaluation};
+use crate::notation::{format_move, format_position, parse_move, parse_position};
+use crate::options::{self, Change, Options};
+use crate::protocol::response::{bestmove_line, info_line, info_string};
+use crate::protocol::{Command, Go, Start, parse, quote};
+use crate::search::thread::{Event, Job, SearchThread, Shared};
+use crate::search::{Limits, Outcome as SearchOutcome, Request, Settings, Signals, Tables};
+use crate::time::TimeLimit;
+use crate::tt::TranspositionTable;
+
+/// Input lines longer than this are refused whole (a protection against
+/// hostile input, far above any real command).
+pub const MAX_LINE: usize = 1 << 16;
+
+/// The engine's name and author as `uci` reports them.
+pub const NAME: &str = concat!("dodgem ", env!("CARGO_PKG_VERSION"));
+pub const AUTHOR: &str = "the dodgem developers";
+
+/// One line of input, as the reader thread delivers it.
+enum Input {
+    Line(String),
+    TooLong(usize),
+}
+
+/// Runs the engine until `quit` or the end of `input`.
+///
+/// # Errors
+/// Only if `output` cannot be written (the GUI went away).
+pub fn run(input: impl BufRead + Send + 'static, output: impl Write) -> io::Result<()> {
+    let lines = spawn_reader(input);
+    let mut engine = Engine::new(output);
+    engine.main_loop(&lines)
+}
+
+/// Reads lines on their own thread so the controller can wait for input
+/// and search events together. Invalid UTF-8 is replaced, not fatal.
+fn spawn_reader(mut input: impl BufRead + Send + 'static) -> Receiver<Input> {
+    let (sender, receiver) = crossbeam_channel::unbounded();
+    std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            while let Ok(Some(item)) = read_bounded_line(&mut input) {
+                if sender.send(item).is_err() {
+                    break;
+                }
+            }
+        })
+        .expect("failed to start the input thread");
+    receiver
+}
+
+/// Reads one line, refusing (but consuming) lines over [`MAX_LINE`] bytes
+/// without ever holding more than that in memory. `None` at end of input.
+fn read_bounded_line(input: &mut impl BufRead) -> io::Result<Option<Input>> {
+    let mut line = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let buffer = match input.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buffer.is_empty() {
+            if length == 0 {
+                return Ok(None);
+            }
+            break;
+        }
+        let (chunk, found_end) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) => (&buffer[..end], true),
+            None => (buffer, false),
+        };
+        length += chunk.len();
+        if length <= MAX_LINE {
+            line.extend_from_slice(chunk);
+        }
+        let used = chunk.len() + usize::from(found_end);
+        input.consume(used);
+        if found_end {
+            break;
+        }
+    }
+    if length > MAX_LINE {
+        return Ok(Some(Input::TooLong(length)));
+    }
+    let text = String::from_utf8_lossy(&line);
+    Ok(Some(Input::Line(text.trim_end_matches('\r').to_string())))
+}
+
+/// The game being analysed: where it started and the moves since.
+#[derive(Clone)]
+struct Game {
+    position: Position,
+    /// Keys of the positions since the last irreversible move, the
+    /// current one last (only these can repeat).
+    keys: Vec<u64>,
+}
+
+impl Game {
+    fn new(start: Position) -> Game {
+        Game {
+            position: start,
+            keys: vec![start.key()],
+        }
+    }
+
+    fn play(&mut self, mv: Move) {
+        let mover = self.position.side_to_move();
+        self.position = self.position.play(mv);
+        if mv.is_irreversible(mover) {
+            self.keys.clear();
+        }
+        self.keys.push(self.position.key());
+    }
+
+    /// How often the current position has occurred (1 = first time).
+    fn occurrences(&self) -> usize {
+        let current = self.position.key();
+        self.keys.iter().filter(|&&k| k == current).count()
+    }
+
+    fn outcome(&self, rules: Rules) -> Option<Outcome> {
+        self.position
+            .outcome(rules)
+            .or_else(|| (self.occurrences() >= 3).then_some(Outcome::DrawByRepetition))
+    }
+
+    /// Keys before the current position, for the search's repetition check.
+    fn history(&self) -> Vec<u64> {
+        self.keys[..self.keys.len() - 1].to_vec()
+    }
+}
+
+/// What the search thread is busy with.
+enum Task {
+    Search {
+        /// `infinite` or `ponder` before `ponderhit`: the result waits for
+        /// `stop`/`ponderhit`.
+        hold: bool,
+        /// `infinite` was given: `ponderhit` does not release the result.
+        infinite: bool,
+        pondering: bool,
+        /// A result that arrived while held.
+        pending: Option<SearchOutcome>,
+        /// Set for a finished game: no job was sent, the result is ready.
+        game_over: bool,
+        started: Instant,
+    },
+    Perft,
+    Bench,
+}
+
+struct Engine<W: Write> {
+    out: W,
+    options: Options,
+    debug: bool,
+    game: Game,
+    shared: Arc<Shared>,
+    events: Receiver<Event>,
+    search: SearchThread,
+    task: Option<Task>,
+    /// Rules and evaluation the tables' scores were computed under.
+    tables_for: (Rules, Evaluation),
+    quitting: bool,
+}
+
+impl<W: Write> Engine<W> {
+    fn new(out: W) -> Engine<W> {
+        let options = Options::default();
+        let shared = Arc::new(Shared {
+            signals: Signals::default(),
+            tables: Mutex::new(Tables::new(options.hash_mb)),
+        });
+        let (event_sender, events) = crossbeam_channel::unbounded();
+        let search = SearchThread::spawn(Arc::clone(&shared), event_sender);
+        Engine {
+            out,
+            game: Game::new(Position::start(options.board_size)),
+            tables_for: (options.rules, options.evaluation),
+            options,
+            debug: false,
+            shared,
+            events,
+            search,
+            task: None,
+            quitting: false,
+        }
+    }
+
+    fn main_loop(&mut self, lines: &Receiver<Input>) -> io::Result<()> {
+        while !self.quitting {
+            select! {
+                recv(lines) -> input => match input {
+                    Ok(Input::Line(line)) => self.handle_line(&line)?,
+                    Ok(Input::TooLong(length)) => self.error(&format!(
+                        "line of {length} bytes ignored (the limit is {MAX_LINE})"
+                    ))?,
+                    // End of input means quit.
+                    Err(_) => self.quit()?,
+                },
+                recv(self.events) -> event => {
+                    if let Ok(event) = event {
+                        self.handle_event(event)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn say(&mut self, line: &str) -> io::Result<()> {
+        writeln!(self.out, "{line}")?;
+        self.out.flush()
+    }
+
+    fn error(&mut self, message: &str) -> io::Result<()> {
+        log::debug!("error: {message}");
+        self.say(&info_string(&format!("error: {message}")))
+    }
+
+    fn handle_line(&mut self, line: &str) -> io::Result<()> {
+        log::debug!("<< {line}");
+        match parse(line) {
+            Ok(command) => self.handle_command(command),
+            Err(error) => self.error(&error.to_string()),
+        }
+    }
+
+    fn handle_command(&mut self, command: Command) -> io::Result<()> {
+        match command {
+            Command::Nothing => Ok(()),
+            Command::Uci => self.uci(),
+            Command::Debug(on) => {
+                self.debug = on;
+                Ok(())
+            }
+            Command::IsReady => self.say("readyok"),
+            Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
+            Command::UciNewGame => self.new_game(),
+            Command::Position { start, moves } => self.set_position(start, &moves),
+            Command::Go(go) => self.go(go),
+            Command::Perft(depth) => self.perft(depth),
+            Command::Stop => self.stop(),
+            Command::PonderHit => self.ponder_hit(),
+            Command::Quit => self.quit(),
+            Command::Display => self.display(),
+            Command::Eval => self.eval(),
+            Command::Bench(depth) => self.bench(depth),
+        }
+    }
+
+    fn uci(&mut self) -> io::Result<()> {
+        self.say(&format!("id name {NAME}"))?;
+        self.say(&format!("id author {AUTHOR}"))?;
+        for line in options::option_lines() {
+            self.say(&line)?;
+        }
+        self.say("uciok")
+    }
+
+    /// The reason a command that needs the search thread idle must wait,
+    /// if it must.
+    fn busy(&self) -> Option<&'static str> {
+        match self.task {
+            Some(Task::Search { .. }) => Some("a search is running (send stop first)"),
+            Some(Task::Perft) => Some("perft is running (send stop first)"),
+            Some(Task::Bench) => Some("bench is running (send stop first)"),
+            None => None,
+        }
+    }
+
+    fn set_option(&mut self, name: &str, value: Option<&str>) -> io::Result<()> {
+        let change = match options::check(name, value) {
+            Ok(change) => change,
+            Err(message) => return self.error(&format!("setoption: {message}")),
+        };
+        match change {
+            Change::Hash(_) | Change::ClearHash => {
+                if let Some(reason) = self.busy() {
+                    return self.error(&format!("setoption {name} ignored: {reason}"));
+                }
+            }
+            _ => {}
+        }
+        match change {
+            Change::Hash(mb) => match TranspositionTable::try_new(mb) {
+                Ok(tt) => {
+                    self.shared.tables.lock().tt = tt;
+                    self.options.hash_mb = mb;
+                }
+                Err(message) => {
+                    let kept = self.options.hash_mb;
+                    return self.error(&format!("setoption Hash: {message}; keeping {kept} MB"));
+                }
+            },
+            Change::ClearHash => self.shared.tables.lock().tt.clear(),
+            Change::BoardSize(size) => {
+                self.options.board_size = size;
+                // `startpos` now means this board; start there.
+                self.game = Game::new(Position::start(size));
+            }
+            Change::Rules(rules) => self.options.rules = rules,
+            Change::Evaluation(evaluation) => self.options.evaluation = evaluation,
+            Change::MoveOverhead(overhead) => self.options.move_overhead = overhead,
+            Change::Ponder(on) => self.options.ponder = on,
+            Change::MultiPv(lines) => self.options.multipv = lines,
+        }
+        Ok(())
+    }
+
+    fn new_game(&mut self) -> io::Result<()> {
+        if let Some(reason) = self.busy() {
+            return self.error(&format!("ucinewgame ignored: {reason}"));
+        }
+        self.shared.tables.lock().clear();
+        Ok(())
+    }
+
+    /// `position`: builds the new game on the side and swaps it in only if
+    /// every part is good.
+    fn set_position(&mut self, start: Start, moves: &[String]) -> io::Result<()> {
+        let position = match start {
+            Start::StartPos => Position::start(self.options.board_size),
+            Start::Fen(text) => match parse_position(&text) {
+                Ok(position) => position,
+                Err(error) => {
+                    return self.error(&format!("position: {error}; position unchanged"));
+                }
+            },
+        };
+        let mut game = Game::new(position);
+        for (index, text) in moves.iter().enumerate() {
+            if let Some(outcome) = game.position.outcome(self.options.rules) {
+                return self.error(&format!(
+                    "position: move {} {} comes after the end of the game ({outcome}); position unchanged",
+                    index + 1,
+                    quote(text)
+                ));
+            }
+            match parse_move(text, &game.position) {
+                Ok(mv) => game.play(mv),
+                Err(error) => {
+                    return self.error(&format!(
+                        "position: move {}: {error}; position unchanged",
+                        index + 1
+                    ));
+                }
+            }
+        }
+        self.game = game;
+        Ok(())
+    }
+
+    fn go(&mut self, go: Go) -> io::Result<()> {
+        if let Some(reason) = self.busy() {
+            return self.error(&format!("go ignored: {reason}"));
+        }
+        let position = self.game.position;
+        let mut searchmoves = Vec::new();
+        for text in &go.searchmoves {
+            match parse_move(text, &position) {
+                Ok(mv) => searchmoves.push(mv),
+                Err(error) => return self.error(&format!("go ignored: searchmoves: {error}")),
+            }
+        }
+        let hold = go.infinite || go.ponder;
+        let started = Instant::now();
+        if let Some(outcome) = self.game.outcome(self.options.rules) {
+            self.say(&info_string(&format!("game over: {outcome}")))?;
+            self.task = Some(Task::Search {
+                hold,
+                infinite: go.infinite,
+                pondering: go.ponder,
+                pending: Some(SearchOutcome {
+                    best_move: None,
+                    ponder_move: None,
+                    score: 0,
+                    depth: 0,
+                    nodes: 0,
+                }),
+                game_over: true,
+                started,
+            });
+            return if hold { Ok(()) } else { self.finish_search() };
+        }
+        let settings = Settings {
+            rules: self.options.rules,
+            evaluation: self.options.evaluation,
+            multipv: self.options.multipv,
+            move_overhead: self.options.move_overhead,
+        };
+        let request = Request {
+            position,
+            history: self.game.history(),
+            limits: limits(&go, position.side_to_move(), searchmoves),
+            settings,
+        };
+        // Scores in the table are only valid under the rules and
+        // evaluation they were computed with.
+        let wanted = (settings.rules, settings.evaluation);
+        if self.tables_for != wanted {
+            self.shared.tables.lock().clear();
+            self.tables_for = wanted;
+        }
+        let signals = &self.shared.signals;
+        // Cleared here, before the job is sent, so an immediate `stop` is
+        // never lost.
+        signals.stop.store(false, Ordering::SeqCst);
+        signals.pondering.store(go.ponder, Ordering::SeqCst);
+        self.task = Some(Task::Search {
+            hold,
+            infinite: go.infinite,
+            pondering: go.ponder,
+            pending: None,
+            game_over: false,
+            started,
+        });
+        self.search.send(Job::Search(Box::new(request)));
+        Ok(())
+    }
+
+    fn perft(&mut self, depth: u32) -> io::Result<()> {
+        if let Some(reason) = self.busy() {
+            return self.error(&format!("go perft ignored: {reason}"));
+        }
+        self.shared.signals.stop.store(false, Ordering::SeqCst);
+        self.task = Some(Task::Perft);
+        self.search.send(Job::Perft {
+            position: self.game.position,
+            depth,
+        });
+        Ok(())
+    }
+
+    fn bench(&mut self, depth: Option<u32>) -> io::Result<()> {
+        if let Some(reason) = self.busy() {
+            return self.error(&format!("bench ignored: {reason}"));
+        }
+        self.shared.signals.stop.store(false, Ordering::SeqCst);
+        self.task = Some(Task::Bench);
+        self.search.send(Job::Bench {
+            depth: depth.unwrap_or(bench::DEFAULT_DEPTH).max(1),
+        });
+        Ok(())
+    }
+
+    fn stop(&mut self) -> io::Result<()> {
+        self.shared.signals.stop.store(true, Ordering::SeqCst);
+        if let Some(Task::Search { hold, .. }) = &mut self.task {
+            *hold = false;
+            return self.release_if_ready();
+        }
+        Ok(())
+    }
+
+    fn ponder_hit(&mut self) -> io::Result<()> {
+        match &mut self.task {
+            Some(Task::Search {
+                hold,
+                infinite,
+                pondering,
+                ..
+            }) if *pondering => {
+                *pondering = false;
+                *hold = *infinite;
+                self.shared.signals.pondering.store(false, Ordering::SeqCst);
+                self.release_if_ready()
+            }
+            _ => self.error("ponderhit ignored: not pondering"),
+        }
+    }
+
+    /// Prints a held result once nothing holds it any more.
+    fn release_if_ready(&mut self) -> io::Result<()> {
+        match &self.task {
+            Some(Task::Search {
+                hold: false,
+                pending: Some(_),
+                ..
+            }) => self.finish_search(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Prints the pending result of the current search and ends it.
+    fn finish_search(&mut self) -> io::Result<()> {
+        let Some(Task::Search {
+            pending: Some(outcome),
+            started,
+            game_over,
+            ..
+        }) = self.task.take()
+        else {
+            return Ok(());
+        };
+        if self.debug && !game_over {
+            let elapsed = started.elapsed().as_millis();
+            self.say(&info_string(&format!(
+                "debug: search finished at depth {} after {} nodes in {elapsed} ms",
+                outcome.depth, outcome.nodes
+            )))?;
+        }
+        self.say(&bestmove_line(outcome.best_move, outcome.ponder_move))
+    }
+
+    fn handle_event(&mut self, event: Event) -> io::Result<()> {
+        match event {
+            Event::Info(info) => self.say(&info_line(&info)),
+            Event::SearchDone(outcome) => {
+                if let Some(Task::Search { pending, .. }) = &mut self.task {
+                    *pending = Some(outcome);
+                }
+                self.release_if_ready()
+            }
+            Event::PerftDone(result) => {
+                self.task = None;
+                self.print_perft(result)
+            }
+            Event::BenchDone(report) => {
+                self.task = None;
+                self.print_bench(&report)
+            }
+        }
+    }
+
+    fn print_perft(&mut self, result: Option<Vec<(Move, u64)>>) -> io::Result<()> {
+        let Some(counts) = result else {
+            return self.say(&info_string("perft stopped before it finished"));
+        };
+        let mut lines: Vec<(String, u64)> = counts
+            .iter()
+            .map(|&(mv, count)| (format_move(Some(mv)), count))
+            .collect();
+        lines.sort();
+        for (mv, count) in &lines {
+            self.say(&format!("{mv}: {count}"))?;
+        }
+        let total: u64 = counts.iter().map(|&(_, count)| count).sum();
+        self.say(&format!("Nodes searched: {total}"))
+    }
+
+    fn print_bench(&mut self, report: &BenchReport) -> io::Result<()> {
+        for line in report.text_lines() {
+            self.say(&line)?;
+        }
+        Ok(())
+    }
+
+    fn quit(&mut self) -> io::Result<()> {
+        self.quitting = true;
+        if self.task.is_none() {
+            return Ok(());
+        }
+        // Finish what runs: a search still owes its `bestmove`.
+        self.shared.signals.stop.store(true, Ordering::SeqCst);
+        if let Some(Task::Search { hold, .. }) = &mut self.task {
+            *hold = false;
+        }
+        self.release_if_ready()?;
+        while self.task.is_some() {
+            match self.events.recv_timeout(Duration::from_secs(5)) {
+                Ok(event) => self.handle_event(event)?,
+                Err(_) => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn display(&mut self) -> io::Result<()> {
+        let position = self.game.position;
+        let size = position.size();
+        let border = format!("   +{}", "---+".repeat(size));
+        self.say(&border)?;
+        for rank in (0..size).rev() {
+            let mut row = format!("{:>2} |", rank + 1);
+            for file in 0..size {
+                let car = match position.car_at(square(file, rank)) {
+                    Some(Color::Black) => 'B',
+                    Some(Color::White) => 'W',
+                    None => ' ',
+                };
+                row.push_str(&format!(" {car} |"));
+            }
+            self.say(&row)?;
+            self.say(&border)?;
+        }
+        let files: Vec<String> = (0..size)
+            .map(|f| ((b'a' + f as u8) as char).to_string())
+            .collect();
+        self.say(&format!("     {}", files.join("   ")))?;
+        self.say("")?;
+        self.say(&format!("Fen: {}", format_position(&position)))?;
+        self.say(&format!("Key: {:016X}", position.key()))?;
+        self.say(&format!(
+            "Rules: {}  Cars off: Black {}, White {}",
+            self.options.rules.name(),
+            position.cars_off(Color::Black),
+            position.cars_off(Color::White)
+        ))?;
+        let mut moves: Vec<String> = position
+            .legal_moves()
+            .iter()
+            .map(|&mv| format_move(Some(mv)))
+            .collect();
+        moves.sort();
+        self.say(&format!("Legal moves: {}", moves.join(" ")))?;
+        let status = match self.game.outcome(self.options.rules) {
+            Some(outcome) => format!("game over, {outcome}"),
+            None => format!("{} to move", position.side_to_move().name()),
+        };
+        self.say(&format!("Status: {status}"))
+    }
+
+    fn eval(&mut self) -> io::Result<()> {
+        let position = self.game.position;
+        let kind = self.options.evaluation;
+        self.say(&format!(
+            "Evaluation: {} (from White's point of view: positive is good for White)",
+            kind.name()
+        ))?;
+        self.say(&format!(
+            "{:<20} {:>7} {:>7} {:>7}",
+            "Term", "White", "Black", "Total"
+        ))?;
+        for term in eval::terms(&position, kind) {
+            self.say(&format!(
+                "{:<20} {:>7} {:>7} {:>7}",
+                term.name,
+                term.white,
+                term.black,
+                term.total()
+            ))?;
+        }
+        self.say(&format!(
+            "Final evaluation: {} (white side)",
+            eval::evaluate(&position, kind)
+        ))
+    }
+}
+
+/// Turns `go`'s parameters into search limits for `side` to move.
+fn limits(go: &Go, side: Color, searchmoves: Vec<Move>) -> Limits {
+    let ms = |value: Option<i64>| Duration::from_millis(value.unwrap_or(0).max(0) as u64);
+    let clock_given = go.wtime.is_some()
+        || go.btime.is_some()
+        || go.winc.is_some()
+        || go.binc.is_some()
+        || go.movestogo.is_some();
+    let time = if let Some(movetime) = go.movetime {
+        TimeLimit::MoveTime(Duration::from_millis(movetime))
+    } else if clock_given {
+        let (remaining, increment) = match side {
+            Color::White => (go.wtime, go.winc),
+            Color::Black => (go.btime, go.binc),
+        };
+        TimeLimit::Clock {
+            remaining: ms(remaining),
+            increment: ms(increment),
+            moves_to_go: go.movestogo.filter(|&n| n > 0),
+        }
+    } else {
+        TimeLimit::None
+    };
+    Limits {
+        time: if go.infinite { TimeLimit::None } else { time },
+        depth: go.depth,
+        nodes: go.nodes,
+        mate: go.mate,
+        infinite: go.infinite,
+        searchmoves,
+    }
+}

@@ -1,0 +1,436 @@
+//! Parsing protocol lines into [`Command`]s. Pure functions: syntax only;
+//! whether a move is legal or an option value in range is the engine's
+//! business.
+
+use std::fmt;
+
+/// Longest piece of bad input quoted back in an error message.
+const QUOTE_LIMIT: usize = 40;
+
+/// Quotes a piece of input safely: control characters escaped, long
+/// input cut short.
+pub fn quote(text: &str) -> String {
+    let escaped: String = text.escape_debug().collect();
+    if escaped.chars().count() > QUOTE_LIMIT {
+        let short: String = escaped.chars().take(QUOTE_LIMIT).collect();
+        format!("'{short}...'")
+    } else {
+        format!("'{escaped}'")
+    }
+}
+
+/// Where `position` starts from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The start position of the `BoardSize` option's board.
+    StartPos,
+    /// A position string (see `notation`), not yet checked.
+    Fen(String),
+}
+
+/// The parameters of `go`, as given (any subset).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Go {
+    pub wtime: Option<i64>,
+    pub btime: Option<i64>,
+    pub winc: Option<i64>,
+    pub binc: Option<i64>,
+    pub movestogo: Option<u32>,
+    pub movetime: Option<u64>,
+    pub depth: Option<u32>,
+    pub nodes: Option<u64>,
+    pub mate: Option<u32>,
+    pub infinite: bool,
+    pub ponder: bool,
+    /// Moves as written, checked against the position by the engine.
+    pub searchmoves: Vec<String>,
+}
+
+/// One protocol command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Uci,
+    Debug(bool),
+    IsReady,
+    SetOption {
+        name: String,
+        value: Option<String>,
+    },
+    UciNewGame,
+    Position {
+        start: Start,
+        moves: Vec<String>,
+    },
+    Go(Go),
+    Perft(u32),
+    Stop,
+    PonderHit,
+    Quit,
+    Display,
+    Eval,
+    Bench(Option<u32>),
+    /// A blank line: nothing to do.
+    Nothing,
+}
+
+/// Why a line is not a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    UnknownCommand(String),
+    /// `command` needs a value after `token`.
+    MissingValue {
+        command: &'static str,
+        token: String,
+    },
+    /// `token`'s value is not a number in range.
+    BadNumber {
+        token: String,
+        value: String,
+    },
+    /// `command` does not know `token`.
+    UnknownToken {
+        command: &'static str,
+        token: String,
+    },
+    /// `command` takes no arguments but got some.
+    UnexpectedArguments {
+        command: &'static str,
+    },
+    /// A required part is missing (e.g. `position` without `startpos`/`fen`).
+    Missing {
+        command: &'static str,
+        what: &'static str,
+    },
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::UnknownCommand(word) => write!(f, "unknown command {}", quote(word)),
+            ParseError::MissingValue { command, token } => {
+                write!(f, "{command}: missing value after {}", quote(token))
+            }
+            ParseError::BadNumber { token, value } => write!(
+                f,
+                "bad value {} for {} (expected a whole number in range)",
+                quote(value),
+                quote(token)
+            ),
+            ParseError::UnknownToken { command, token } => {
+                write!(f, "{command}: unknown parameter {}", quote(token))
+            }
+            ParseError::UnexpectedArguments { command } => {
+                write!(f, "{command} takes no arguments")
+            }
+            ParseError::Missing { command, what } => write!(f, "{command}: missing {what}"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses one line of input.
+///
+/// # Errors
+/// A [`ParseError`] saying what is wrong; nothing has been done.
+pub fn parse(line: &str) -> Result<Command, ParseError> {
+    let mut tokens = line.split_whitespace();
+    let Some(word) = tokens.next() else {
+        return Ok(Command::Nothing);
+    };
+    let rest: Vec<&str> = tokens.collect();
+    let no_args = |command: &'static str, done: Command| {
+        if rest.is_empty() {
+            Ok(done)
+        } else {
+            Err(ParseError::UnexpectedArguments { command })
+        }
+    };
+    match word {
+        "uci" => no_args("uci", Command::Uci),
+        "isready" => no_args("isready", Command::IsReady),
+        "ucinewgame" => no_args("ucinewgame", Command::UciNewGame),
+        "stop" => no_args("stop", Command::Stop),
+        "ponderhit" => no_args("ponderhit", Command::PonderHit),
+        "quit" => no_args("quit", Command::Quit),
+        "d" => no_args("d", Command::Display),
+        "eval" => no_args("eval", Command::Eval),
+        "debug" => match rest.as_slice() {
+            ["on"] => Ok(Command::Debug(true)),
+            ["off"] => Ok(Command::Debug(false)),
+            [] => Err(ParseError::Missing {
+                command: "debug",
+                what: "'on' or 'off'",
+            }),
+            [other, ..] => Err(ParseError::UnknownToken {
+                command: "debug",
+                token: other.to_string(),
+            }),
+        },
+        "setoption" => parse_setoption(&rest),
+        "position" => parse_position(&rest),
+        "go" => parse_go(&rest),
+        "bench" => match rest.as_slice() {
+            [] => Ok(Command::Bench(None)),
+            [depth] => Ok(Command::Bench(Some(number("depth", depth)?))),
+            _ => Err(ParseError::UnexpectedArguments { command: "bench" }),
+        },
+        other => Err(ParseError::UnknownCommand(other.to_string())),
+    }
+}
+
+/// Reads a number with `FromStr`, naming `token` in the error.
+fn number<T: std::str::FromStr>(token: &str, value: &str) -> Result<T, ParseError> {
+    value.parse().map_err(|_| ParseError::BadNumber {
+        token: token.to_string(),
+        value: value.to_string(),
+    })
+}
+
+fn parse_setoption(rest: &[&str]) -> Result<Command, ParseError> {
+    let missing_name = ParseError::Missing {
+        command: "setoption",
+        what: "'name <option>'",
+    };
+    match rest.first() {
+        Some(&"name") => {}
+        Some(other) => {
+            return Err(ParseError::UnknownToken {
+                command: "setoption",
+                token: other.to_string(),
+            });
+        }
+        None => return Err(missing_name),
+    }
+    let value_at = rest.iter().position(|&t| t == "value");
+    let name_tokens = &rest[1..value_at.unwrap_or(rest.len())];
+    if name_tokens.is_empty() {
+        return Err(missing_name);
+    }
+    let value = match value_at {
+        Some(at) if at + 1 == rest.len() => {
+            return Err(ParseError::MissingValue {
+                command: "setoption",
+                token: "value".into(),
+            });
+        }
+        Some(at) => Some(rest[at + 1..].join(" ")),
+        None => None,
+    };
+    Ok(Command::SetOption {
+        name: name_tokens.join(" "),
+        value,
+    })
+}
+
+fn parse_position(rest: &[&str]) -> Result<Command, ParseError> {
+    let moves_at = rest.iter().position(|&t| t == "moves");
+    let head = &rest[..moves_at.unwrap_or(rest.len())];
+    let moves = match moves_at {
+        Some(at) => rest[at + 1..].iter().map(|m| m.to_string()).collect(),
+        None => Vec::new(),
+    };
+    let start = match head {
+        ["startpos"] => Start::StartPos,
+        ["startpos", extra, ..] => {
+            return Err(ParseError::UnknownToken {
+                command: "position",
+                token: extra.to_string(),
+            });
+        }
+        ["fen"] => {
+            return Err(ParseError::MissingValue {
+                command: "position",
+                token: "fen".into(),
+            });
+        }
+        ["fen", fen @ ..] => Start::Fen(fen.join(" ")),
+        [] => {
+            return Err(ParseError::Missing {
+                command: "position",
+                what: "'startpos' or 'fen <position string>'",
+            });
+        }
+        [other, ..] => {
+            return Err(ParseError::UnknownToken {
+                command: "position",
+                token: other.to_string(),
+            });
+        }
+    };
+    Ok(Command::Position { start, moves })
+}
+
+fn parse_go(rest: &[&str]) -> Result<Command, ParseError> {
+    let mut go = Go::default();
+    let mut tokens = rest.iter().copied().peekable();
+    while let Some(token) = tokens.next() {
+        let mut value = || {
+            tokens.next().ok_or_else(|| ParseError::MissingValue {
+                command: "go",
+                token: token.to_string(),
+            })
+        };
+        match token {
+            "wtime" => go.wtime = Some(number(token, value()?)?),
+            "btime" => go.btime = Some(number(token, value()?)?),
+            "winc" => go.winc = Some(number(token, value()?)?),
+            "binc" => go.binc = Some(number(token, value()?)?),
+            "movestogo" => go.movestogo = Some(number(token, value()?)?),
+            "movetime" => go.movetime = Some(number(token, value()?)?),
+            "depth" => go.depth = Some(number(token, value()?)?),
+            "nodes" => go.nodes = Some(number(token, value()?)?),
+            "mate" => go.mate = Some(number(token, value()?)?),
+            "perft" => {
+                let depth = number(token, value()?)?;
+                return match tokens.next() {
+                    None => Ok(Command::Perft(depth)),
+                    Some(extra) => Err(ParseError::UnknownToken {
+                        command: "go perft",
+                        token: extra.to_string(),
+                    }),
+                };
+            }
+            "infinite" => go.infinite = true,
+            "ponder" => go.ponder = true,
+            "searchmoves" => {
+                // Moves run until the next keyword.
+                while let Some(&next) = tokens.peek() {
+                    if GO_KEYWORDS.contains(&next) {
+                        break;
+                    }
+                    go.searchmoves.push(next.to_string());
+                    tokens.next();
+                }
+                if go.searchmoves.is_empty() {
+                    return Err(ParseError::MissingValue {
+                        command: "go",
+                        token: token.to_string(),
+                    });
+                }
+            }
+            other => {
+                return Err(ParseError::UnknownToken {
+                    command: "go",
+                    token: other.to_string(),
+                });
+            }
+        }
+    }
+    Ok(Command::Go(go))
+}
+
+const GO_KEYWORDS: [&str; 13] = [
+    "wtime",
+    "btime",
+    "winc",
+    "binc",
+    "movestogo",
+    "movetime",
+    "depth",
+    "nodes",
+    "mate",
+    "perft",
+    "infinite",
+    "ponder",
+    "searchmoves",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_simple_commands() {
+        assert_eq!(parse("uci"), Ok(Command::Uci));
+        assert_eq!(parse("  isready  "), Ok(Command::IsReady));
+        assert_eq!(parse(""), Ok(Command::Nothing));
+        assert_eq!(parse("debug on"), Ok(Command::Debug(true)));
+        assert_eq!(parse("bench 5"), Ok(Command::Bench(Some(5))));
+        assert_eq!(
+            parse("uci now"),
+            Err(ParseError::UnexpectedArguments { command: "uci" })
+        );
+        assert_eq!(
+            parse("hello"),
+            Err(ParseError::UnknownCommand("hello".into()))
+        );
+    }
+
+    #[test]
+    fn parses_setoption_with_spaces() {
+        assert_eq!(
+            parse("setoption name Move Overhead value 30"),
+            Ok(Command::SetOption {
+                name: "Move Overhead".into(),
+                value: Some("30".into())
+            })
+        );
+        assert_eq!(
+            parse("setoption name Clear Hash"),
+            Ok(Command::SetOption {
+                name: "Clear Hash".into(),
+                value: None
+            })
+        );
+        assert!(parse("setoption name Hash value").is_err());
+        assert!(parse("setoption Hash 3").is_err());
+        assert!(parse("setoption name").is_err());
+    }
+
+    #[test]
+    fn parses_position() {
+        assert_eq!(
+            parse("position startpos moves a3b3 b1b2"),
+            Ok(Command::Position {
+                start: Start::StartPos,
+                moves: vec!["a3b3".into(), "b1b2".into()]
+            })
+        );
+        assert_eq!(
+            parse("position fen B2/B2/1WW b"),
+            Ok(Command::Position {
+                start: Start::Fen("B2/B2/1WW b".into()),
+                moves: vec![]
+            })
+        );
+        assert!(parse("position").is_err());
+        assert!(parse("position fen").is_err());
+        assert!(parse("position startfoo").is_err());
+    }
+
+    #[test]
+    fn parses_go() {
+        let Ok(Command::Go(go)) = parse(
+            "go wtime 1000 btime 900 winc 10 binc 5 movestogo 3 searchmoves a3b3 a2b2 depth 4",
+        ) else {
+            panic!("go did not parse");
+        };
+        assert_eq!(go.wtime, Some(1000));
+        assert_eq!(go.btime, Some(900));
+        assert_eq!(go.movestogo, Some(3));
+        assert_eq!(go.depth, Some(4));
+        assert_eq!(go.searchmoves, vec!["a3b3".to_string(), "a2b2".to_string()]);
+        assert_eq!(parse("go perft 3"), Ok(Command::Perft(3)));
+        assert!(matches!(
+            parse("go depth"),
+            Err(ParseError::MissingValue { .. })
+        ));
+        assert!(matches!(
+            parse("go depth -1"),
+            Err(ParseError::BadNumber { .. })
+        ));
+        assert!(matches!(
+            parse("go fast"),
+            Err(ParseError::UnknownToken { .. })
+        ));
+        // Clocks may be negative (an engine that is already over time).
+        assert!(matches!(parse("go wtime -5"), Ok(Command::Go(_))));
+    }
+
+    #[test]
+    fn quotes_hostile_input() {
+        assert_eq!(quote("a\u{0}b"), "'a\\0b'");
+        assert!(quote(&"x".repeat(1000)).len() < 60);
+    }
+}

@@ -1,0 +1,7 @@
+//! The text protocol: commands in ([`command`]), reply lines out
+//! ([`response`]). See `protocol.md` for the specification.
+
+pub mod command;
+pub mod response;
+
+pub use command::{Command, Go, ParseError, Start, parse, quote};

@@ -1,0 +1,730 @@
+//! The search: iterative deepening over a negamax alpha-beta (principal
+//! variation search with aspiration windows), a transposition table, and
+//! killer/history move ordering.
+//!
+//! Scores are from the side to move's point of view, in evaluation units;
+//! a forced win `p` plies away scores `MATE - p`, a forced loss `-(MATE - p)`.
+//! Repeated positions score as draws: twofold inside the search tree,
+//! threefold counting the game's history before the root.
+//!
+//! [`search`] runs one search on the calling thread and reports progress
+//! through a callback; [`thread`] wraps it in the long-lived search thread.
+
+mod ordering;
+mod params;
+pub mod thread;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::board::{Color, Move, Position, Rules};
+use crate::eval::{Evaluation, evaluate_for_side_to_move};
+use crate::time::{Budget, TimeLimit, budget};
+use crate::tt::{Bound, TranspositionTable};
+
+pub use ordering::History;
+pub use params::{MAX_DEPTH, MAX_PLY};
+
+/// Score of a win at the root itself; a win `p` plies away is `MATE - p`.
+pub const MATE: i32 = 31_000;
+/// Scores at least this large (in absolute value) are forced wins/losses.
+pub const MATE_BOUND: i32 = MATE - 2 * MAX_PLY as i32;
+/// Larger than any score.
+pub const INFINITY: i32 = 32_000;
+/// Score of a draw (repetition).
+pub const DRAW: i32 = 0;
+
+/// A score as the protocol reports it: `cp` or `mate` in moves of the
+/// side to move (positive: it wins after that many of its own moves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    Cp(i32),
+    Mate(i32),
+}
+
+impl Score {
+    /// Converts an internal score (side to move's point of view).
+    pub fn from_internal(score: i32) -> Score {
+        if score >= MATE_BOUND {
+            Score::Mate((MATE - score + 1) / 2)
+        } else if score <= -MATE_BOUND {
+            Score::Mate(-((MATE + score + 1) / 2))
+        } else {
+            Score::Cp(score)
+        }
+    }
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Score::Cp(cp) => write!(f, "cp {cp}"),
+            Score::Mate(moves) => write!(f, "mate {moves}"),
+        }
+    }
+}
+
+/// Limits of one search, as `go` gives them. Any combination may be set;
+/// the search stops at the first one reached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub time: TimeLimit,
+    pub depth: Option<u32>,
+    pub nodes: Option<u64>,
+    /// Stop once a win in at most this many moves is found.
+    pub mate: Option<u32>,
+    /// Keep searching until stopped (`infinite`, and `ponder` before
+    /// `ponderhit`): no early stop on one legal move.
+    pub infinite: bool,
+    /// Only these root moves (empty: all).
+    pub searchmoves: Vec<Move>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            time: TimeLimit::None,
+            depth: None,
+            nodes: None,
+            mate: None,
+            infinite: false,
+            searchmoves: Vec::new(),
+        }
+    }
+}
+
+/// Game settings a search needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub rules: Rules,
+    pub evaluation: Evaluation,
+    pub multipv: usize,
+    pub move_overhead: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            rules: Rules::default(),
+            evaluation: Evaluation::default(),
+            multipv: 1,
+            move_overhead: Duration::from_millis(10),
+        }
+    }
+}
+
+/// Everything one search needs.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub position: Position,
+    /// Keys of the game's positions before the root since the last
+    /// irreversible move, oldest first (only these can repeat).
+    pub history: Vec<u64>,
+    pub limits: Limits,
+    pub settings: Settings,
+}
+
+/// Flags the protocol thread sets and the search reads.
+#[derive(Debug, Default)]
+pub struct Signals {
+    /// End the search now.
+    pub stop: AtomicBool,
+    /// The search is pondering: time limits do not run until this is
+    /// cleared (`ponderhit`).
+    pub pondering: AtomicBool,
+}
+
+/// The tables a search uses and keeps between searches.
+pub struct Tables {
+    pub tt: TranspositionTable,
+    pub history: History,
+}
+
+impl Tables {
+    pub fn new(hash_mb: usize) -> Tables {
+        Tables {
+            tt: TranspositionTable::new(hash_mb),
+            history: History::new(),
+        }
+    }
+
+    /// Forgets everything learnt (`ucinewgame`).
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.history.clear();
+    }
+}
+
+/// One `info` report: a completed iteration's line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Info {
+    pub depth: i32,
+    pub seldepth: usize,
+    pub multipv: usize,
+    pub score: Score,
+    /// `Some` when the score is only a bound (an aspiration window failed).
+    pub bound: Option<Bound>,
+    pub nodes: u64,
+    pub nps: u64,
+    pub hashfull: u32,
+    pub time: Duration,
+    pub pv: Vec<Move>,
+}
+
+/// What a finished search found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// `None` only when the root has no legal move.
+    pub best_move: Option<Move>,
+    pub ponder_move: Option<Move>,
+    /// The best move's score (internal units, side to move's view).
+    pub score: i32,
+    pub depth: i32,
+    pub nodes: u64,
+}
+
+struct RootMove {
+    mv: Move,
+    score: i32,
+    /// Score of the last completed iteration (for ordering and reports).
+    previous_score: i32,
+    pv: Vec<Move>,
+}
+
+/// Runs one search on this thread, calling `report` after each completed
+/// iteration (once per MultiPV line).
+pub fn search(
+    request: &Request,
+    tables: &mut Tables,
+    signals: &Signals,
+    report: &mut dyn FnMut(Info),
+) -> Outcome {
+    let mut searcher = Searcher::new(request, tables, signals);
+    searcher.iterate(report)
+}
+
+struct Searcher<'a> {
+    request: &'a Request,
+    tables: &'a mut Tables,
+    signals: &'a Signals,
+    rules: Rules,
+    evaluation: Evaluation,
+    start: Instant,
+    budget: Option<Budget>,
+    pondering: bool,
+    nodes: u64,
+    seldepth: usize,
+    stopped: bool,
+    /// Limits are not checked in the first iteration, so every search has
+    /// a move and reports at least one line.
+    may_stop: bool,
+    /// Keys of the game before the root, then of each position on the
+    /// current line (index `root_index + ply`).
+    keys: Vec<u64>,
+    /// For each entry of `keys`, the index of the oldest position that can
+    /// still repeat (the one after the last irreversible move).
+    window: Vec<usize>,
+    root_index: usize,
+    /// Triangular principal-variation table.
+    pv: Vec<Vec<Move>>,
+}
+
+impl<'a> Searcher<'a> {
+    fn new(request: &'a Request, tables: &'a mut Tables, signals: &'a Signals) -> Searcher<'a> {
+        let mut keys = request.history.clone();
+        keys.push(request.position.key());
+        let root_index = keys.len() - 1;
+        let pondering = signals.pondering.load(Ordering::Acquire);
+        let moves_needed = moves_needed(&request.position);
+        Searcher {
+            request,
+            rules: request.settings.rules,
+            evaluation: request.settings.evaluation,
+            start: Instant::now(),
+            budget: budget(
+                request.limits.time,
+                request.settings.move_overhead,
+                moves_needed,
+            ),
+            pondering,
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            may_stop: false,
+            window: vec![0; keys.len()],
+            keys,
+            root_index,
+            pv: vec![Vec::new(); MAX_PLY + 1],
+            tables,
+            signals,
+        }
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Notices `ponderhit`: the clock starts when pondering ends.
+    fn update_pondering(&mut self) {
+        if self.pondering && !self.signals.pondering.load(Ordering::Acquire) {
+            self.pondering = false;
+            self.start = Instant::now();
+        }
+    }
+
+    /// Whether the search must end now (stop flag, node limit, hard time).
+    fn check_limits(&mut self) -> bool {
+        if !self.may_stop {
+            return false;
+        }
+        if self
+            .request
+            .limits
+            .nodes
+            .is_some_and(|limit| self.nodes >= limit)
+        {
+            self.stopped = true;
+        }
+        if self.nodes.is_multiple_of(params::CHECK_INTERVAL) {
+            if self.signals.stop.load(Ordering::Relaxed) {
+                self.stopped = true;
+            }
+            self.update_pondering();
+            let hard = self.budget.map(|budget| budget.hard);
+            if !self.pondering && hard.is_some_and(|hard| self.elapsed() >= hard) {
+                self.stopped = true;
+            }
+        }
+        self.stopped
+    }
+
+    fn iterate(&mut self, report: &mut dyn FnMut(Info)) -> Outcome {
+        let root = self.request.position;
+        self.tables.tt.new_search();
+        let mut moves = root.legal_moves();
+        let searchmoves = &self.request.limits.searchmoves;
+        if !searchmoves.is_empty() {
+            moves.retain(|mv| searchmoves.contains(&mv));
+        }
+        let tt_move = self
+            .tables
+            .tt
+            .probe(root.key(), 0)
+            .and_then(|entry| entry.best_move);
+        self.tables.history.order(&root, &mut moves, tt_move, 0);
+        let mut root_moves: Vec<RootMove> = moves
+            .iter()
+            .map(|&mv| RootMove {
+                mv,
+                score: -INFINITY,
+                previous_score: -INFINITY,
+                pv: vec![mv],
+            })
+            .collect();
+        let mut outcome = Outcome {
+            best_move: root_moves.first().map(|rm| rm.mv),
+            ponder_move: None,
+            score: 0,
+            depth: 0,
+            nodes: 0,
+        };
+        if root_moves.is_empty() {
+            return outcome;
+        }
+        let limits = &self.request.limits;
+        let max_depth = limits
+            .depth
+            .map_or(MAX_DEPTH, |d| (d as i32).clamp(1, MAX_DEPTH))
+            .min(limits.mate.map_or(MAX_DEPTH, |m| (2 * m as i32).max(1)));
+        let lines = self.request.settings.multipv.clamp(1, root_moves.len());
+
+        for depth in 1..=max_depth {
+            self.may_stop = depth > 1;
+            for line in 0..lines {
+                let previous = root_moves[line].previous_score;
+                self.aspiration(&mut root_moves, line, depth, previous);
+                if self.stopped {
+                    break;
+                }
+                // The lines found so far stay in front, best first.
+                root_moves[line..].sort_by_key(|rm| -rm.score);
+            }
+            // An interrupted iteration still counts for the moves it finished:
+            // the first of them was the last iteration's best.
+            let completed = !self.stopped;
+            if !completed {
+                root_moves.sort_by_key(|rm| -rm.score);
+            }
+            if completed {
+                for rm in root_moves.iter_mut() {
+                    rm.previous_score = rm.score;
+                }
+            }
+            if completed || root_moves[0].score > -INFINITY {
+                outcome.best_move = Some(root_moves[0].mv);
+                outcome.ponder_move = root_moves[0].pv.get(1).copied();
+                outcome.score = root_moves[0].score;
+                outcome.depth = depth;
+            }
+            if !completed {
+                break;
+            }
+            for (index, rm) in root_moves.iter().take(lines).enumerate() {
+                report(self.info(depth, index + 1, rm, None));
+            }
+            if self.should_stop_after_iteration(depth, &root_moves, lines) {
+                break;
+            }
+        }
+        if outcome.ponder_move.is_none() {
+            outcome.ponder_move = outcome
+                .best_move
+                .and_then(|mv| self.ponder_from_tt(&root, mv));
+        }
+        outcome.nodes = self.nodes;
+        outcome
+    }
+
+    /// Decides, after a completed iteration, whether to start another.
+    fn should_stop_after_iteration(
+        &mut self,
+        depth: i32,
+        root_moves: &[RootMove],
+        lines: usize,
+    ) -> bool {
+        let limits = &self.request.limits;
+        let best = root_moves[0].score;
+        if limits
+            .mate
+            .is_some_and(|mate| best >= MATE_BOUND && (MATE - best + 1) / 2 <= mate as i32)
+        {
+            return true;
+        }
+        // A forced result proven within the horizon will not change.
+        let proven = best.abs() >= MATE_BOUND && MATE - best.abs() <= depth;
+        if proven && lines == 1 {
+            return true;
+        }
+        self.update_pondering();
+        if limits.infinite || self.pondering {
+            return false;
+        }
+        if root_moves.len() == 1 && limits.time != TimeLimit::None {
+            return true;
+        }
+        match self.budget {
+            Some(budget) => self.elapsed() >= budget.soft,
+            None => false,
+        }
+    }
+
+    /// Searches root line `line` at `depth` with a window around `previous`,
+    /// widening it until the score falls inside.
+    fn aspiration(&mut self, root_moves: &mut [RootMove], line: usize, depth: i32, previous: i32) {
+        let mut delta = params::ASPIRATION_WINDOW;
+        let (mut alpha, mut beta) =
+            if depth >= params::ASPIRATION_MIN_DEPTH && previous.abs() < MATE_BOUND {
+                (previous - delta, previous + delta)
+            } else {
+                (-INFINITY, INFINITY)
+            };
+        loop {
+            let score = self.search_root(root_moves, line, depth, alpha, beta);
+            if self.stopped {
+                return;
+            }
+            if score <= alpha {
+                alpha = (alpha - delta).max(-INFINITY);
+            } else if score >= beta {
+                beta = (beta + delta).min(INFINITY);
+            } else {
+                return;
+            }
+            if alpha.abs() >= MATE_BOUND || beta.abs() >= MATE_BOUND {
+                (alpha, beta) = (-INFINITY, INFINITY);
+            }
+            delta *= params::ASPIRATION_GROWTH;
+        }
+    }
+
+    /// Alpha-beta over the root moves `line..`; the moves before `line` are
+    /// earlier MultiPV lines and are left out.
+    fn search_root(
+        &mut self,
+        root_moves: &mut [RootMove],
+        line: usize,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        let root = self.request.position;
+        let mut best = -INFINITY;
+        self.nodes += 1;
+        // Moves not searched to the end in this pass rank last if it is cut short.
+        for rm in root_moves[line..].iter_mut() {
+            rm.score = -INFINITY;
+        }
+        #[allow(clippy::needless_range_loop)] // the body needs the index and the slice
+        for index in line..root_moves.len() {
+            let mv = root_moves[index].mv;
+            let child = root.play(mv);
+            self.push(&child, mv.is_irreversible(root.side_to_move()));
+            let score = if index == line {
+                -self.negamax(&child, depth - 1, 1, -beta, -alpha)
+            } else {
+                let mut score = -self.negamax(&child, depth - 1, 1, -alpha - 1, -alpha);
+                if score > alpha && score < beta && !self.stopped {
+                    score = -self.negamax(&child, depth - 1, 1, -beta, -alpha);
+                }
+                score
+            };
+            self.pop();
+            if self.stopped {
+                break;
+            }
+            let rm = &mut root_moves[index];
+            if score > alpha || index == line {
+                rm.score = score;
+                rm.pv.clear();
+                rm.pv.push(mv);
+                rm.pv.extend_from_slice(&self.pv[1]);
+            } else {
+                rm.score = -INFINITY;
+            }
+            if score > best {
+                best = score;
+            }
+            if score > alpha {
+                alpha = score;
+                if score >= beta {
+                    break;
+                }
+            }
+        }
+        if !self.stopped {
+            let best_move = root_moves[line..]
+                .iter()
+                .max_by_key(|rm| rm.score)
+                .map(|rm| rm.mv);
+            if line == 0 {
+                let bound = if best >= beta {
+                    Bound::Lower
+                } else {
+                    Bound::Exact
+                };
+                self.tables
+                    .tt
+                    .store(root.key(), 0, best_move, best, depth, bound);
+            }
+        }
+        best
+    }
+
+    fn push(&mut self, position: &Position, irreversible: bool) {
+        let index = self.keys.len();
+        let window = if irreversible {
+            index
+        } else {
+            self.window[index - 1]
+        };
+        self.keys.push(position.key());
+        self.window.push(window);
+    }
+
+    fn pop(&mut self) {
+        self.keys.pop();
+        self.window.pop();
+    }
+
+    /// Whether the current position (the last key) repeats: once is
+    /// enough inside the tree; before the root it must be the third time.
+    fn is_repetition(&self) -> bool {
+        let current = self.keys.len() - 1;
+        let key = self.keys[current];
+        let mut earlier = 0;
+        let mut index = current;
+        while index >= self.window[current] + 2 {
+            index -= 2;
+            if self.keys[index] == key {
+                if index > self.root_index {
+                    return true;
+                }
+                earlier += 1;
+                if earlier >= 2 {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn negamax(
+        &mut self,
+        position: &Position,
+        depth: i32,
+        ply: usize,
+        mut alpha: i32,
+        mut beta: i32,
+    ) -> i32 {
+        self.pv[ply].clear();
+        self.nodes += 1;
+        if self.check_limits() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        let side = position.side_to_move();
+        // The opponent just drove its last car off.
+        if position.cars(side.other()) == 0 {
+            return -(MATE - ply as i32);
+        }
+        if self.is_repetition() {
+            return DRAW;
+        }
+        // One car left, on its exit line: it drives off next move.
+        if position.can_win_next_move() {
+            return MATE - ply as i32 - 1;
+        }
+        let mut moves = position.legal_moves();
+        if moves.is_empty() {
+            return match self.rules {
+                Rules::Textbook => -(MATE - ply as i32),
+                Rules::Classic => MATE - ply as i32,
+            };
+        }
+        if depth <= 0 || ply >= MAX_PLY {
+            return evaluate_for_side_to_move(position, self.evaluation);
+        }
+        // Mate distance pruning: no line from here beats a faster mate.
+        alpha = alpha.max(-(MATE - ply as i32));
+        beta = beta.min(MATE - ply as i32 - 1);
+        if alpha >= beta {
+            return alpha;
+        }
+        let pv_node = beta - alpha > 1;
+        let key = position.key();
+        let entry = self.tables.tt.probe(key, ply);
+        if let Some(entry) = entry {
+            let fits = match entry.bound {
+                Bound::Exact => true,
+                Bound::Lower => entry.score >= beta,
+                Bound::Upper => entry.score <= alpha,
+            };
+            if !pv_node && entry.depth >= depth && fits {
+                return entry.score;
+            }
+        }
+        let tt_move = entry
+            .and_then(|e| e.best_move)
+            .filter(|&mv| moves.contains(mv));
+        self.tables
+            .history
+            .order(position, &mut moves, tt_move, ply);
+
+        let original_alpha = alpha;
+        let mut best = -INFINITY;
+        let mut best_move = None;
+        for (index, &mv) in moves.iter().enumerate() {
+            let child = position.play(mv);
+            self.push(&child, mv.is_irreversible(side));
+            let score = if index == 0 {
+                -self.negamax(&child, depth - 1, ply + 1, -beta, -alpha)
+            } else {
+                let reduction = if depth >= params::LMR_MIN_DEPTH
+                    && index >= params::LMR_MIN_MOVES
+                    && !self.tables.history.is_killer(ply, mv)
+                {
+                    params::LMR_REDUCTION
+                } else {
+                    0
+                };
+                let mut score =
+                    -self.negamax(&child, depth - 1 - reduction, ply + 1, -alpha - 1, -alpha);
+                if score > alpha && reduction > 0 {
+                    score = -self.negamax(&child, depth - 1, ply + 1, -alpha - 1, -alpha);
+                }
+                if score > alpha && score < beta {
+                    score = -self.negamax(&child, depth - 1, ply + 1, -beta, -alpha);
+                }
+                score
+            };
+            self.pop();
+            if self.stopped {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    best_move = Some(mv);
+                    alpha = score;
+                    let (head, tail) = self.pv.split_at_mut(ply + 1);
+                    head[ply].clear();
+                    head[ply].push(mv);
+                    head[ply].extend_from_slice(&tail[0]);
+                    if score >= beta {
+                        self.tables
+                            .history
+                            .update(side, ply, depth, mv, &moves[..=index]);
+                        break;
+                    }
+                }
+            }
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tables
+            .tt
+            .store(key, ply, best_move, best, depth, bound);
+        best
+    }
+
+    /// A reply to `best` to ponder on, from the table.
+    fn ponder_from_tt(&self, root: &Position, best: Move) -> Option<Move> {
+        let child = root.play(best);
+        self.tables
+            .tt
+            .probe(child.key(), 1)
+            .and_then(|entry| entry.best_move)
+            .filter(|&mv| child.is_legal(mv))
+    }
+
+    fn info(&self, depth: i32, multipv: usize, rm: &RootMove, bound: Option<Bound>) -> Info {
+        let time = self.elapsed();
+        let micros = time.as_micros().max(1) as u64;
+        Info {
+            depth,
+            seldepth: self.seldepth.max(depth as usize),
+            multipv,
+            score: Score::from_internal(rm.score),
+            bound,
+            nodes: self.nodes,
+            nps: self.nodes.saturating_mul(1_000_000) / micros,
+            hashfull: self.tables.tt.hashfull(),
+            time,
+            pv: rm.pv.clone(),
+        }
+    }
+}
+
+/// Moves the side to move still needs to drive all its cars off, ignoring
+/// the other side (the time manager's guess at the game's length).
+fn moves_needed(position: &Position) -> u32 {
+    let size = position.size() as u32;
+    let side = position.side_to_move();
+    let mut cars = position.cars(side);
+    let mut total = 0;
+    while cars != 0 {
+        let sq = cars.trailing_zeros() as u8;
+        cars &= cars - 1;
+        let progress = match side {
+            Color::Black => crate::board::file_of(sq),
+            Color::White => crate::board::rank_of(sq),
+        } as u32;
+        total += size - progress;
+    }
+    total
+}

@@ -1,0 +1,32 @@
+//! Search tunables, in one place.
+
+/// Deepest iteration the search starts (plies).
+pub const MAX_DEPTH: i32 = 96;
+/// Longest line from the root the search can follow (plies).
+pub const MAX_PLY: usize = 128;
+
+/// Nodes between checks of the clock and the stop flag.
+pub const CHECK_INTERVAL: u64 = 1024;
+
+/// Aspiration windows start at this iteration depth...
+pub const ASPIRATION_MIN_DEPTH: i32 = 4;
+/// ...with this half-width around the previous score (eval units), which
+/// grows by this factor on every fail.
+pub const ASPIRATION_WINDOW: i32 = 30;
+pub const ASPIRATION_GROWTH: i32 = 3;
+
+/// Move ordering priorities: the table move, then killers, then the rest by
+/// history plus a bonus for exits and forward moves.
+pub const ORDER_TT_MOVE: i32 = 1 << 20;
+pub const ORDER_KILLER: [i32; 2] = [1 << 19, (1 << 19) - 1];
+pub const ORDER_EXIT: i32 = 8192;
+pub const ORDER_FORWARD: i32 = 4096;
+/// History scores stay within +-HISTORY_MAX.
+pub const HISTORY_MAX: i32 = 16384;
+
+/// Late move reductions: from this depth, moves after the first
+/// `LMR_MIN_MOVES` that are neither the table move nor killers are first
+/// searched `LMR_REDUCTION` plies shallower.
+pub const LMR_MIN_DEPTH: i32 = 3;
+pub const LMR_MIN_MOVES: usize = 3;
+pub const LMR_REDUCTION: i32 = 1;

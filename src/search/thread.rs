@@ -1,0 +1,103 @@
+//! The long-lived search thread. It takes jobs from the protocol thread
+//! over a channel, runs them one at a time, and sends events back; it never
+//! touches stdout.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+
+use super::{Info, Outcome, Request, Signals, Tables, search};
+use crate::bench::{self, BenchReport};
+use crate::board::{Move, Position};
+use crate::perft;
+
+/// State the protocol thread and the search thread share.
+pub struct Shared {
+    pub signals: Signals,
+    /// Locked by the search thread for the whole of a job; the protocol
+    /// thread locks it only while no job runs (`ucinewgame`, `Hash`).
+    pub tables: Mutex<Tables>,
+}
+
+/// Work for the search thread.
+pub enum Job {
+    Search(Box<Request>),
+    Perft { position: Position, depth: u32 },
+    Bench { depth: u32 },
+}
+
+/// What the search thread reports.
+#[derive(Debug)]
+pub enum Event {
+    Info(Info),
+    SearchDone(Outcome),
+    /// `None` when the count was stopped before it finished.
+    PerftDone(Option<Vec<(Move, u64)>>),
+    BenchDone(BenchReport),
+}
+
+/// Handle to the running search thread; dropping the job sender ends it.
+pub struct SearchThread {
+    jobs: Option<Sender<Job>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl SearchThread {
+    /// Starts the thread.
+    pub fn spawn(shared: Arc<Shared>, events: Sender<Event>) -> SearchThread {
+        let (jobs, inbox) = crossbeam_channel::unbounded();
+        let handle = std::thread::Builder::new()
+            .name("search".into())
+            .spawn(move || run(&shared, &inbox, &events))
+            .expect("failed to start the search thread");
+        SearchThread {
+            jobs: Some(jobs),
+            handle: Some(handle),
+        }
+    }
+
+    /// Queues a job. The caller clears the stop flag *before* this, so a
+    /// `stop` that follows at once is never lost.
+    pub fn send(&self, job: Job) {
+        if let Some(jobs) = &self.jobs {
+            // The thread only ends when we drop the sender, so this cannot fail.
+            let _ = jobs.send(job);
+        }
+    }
+}
+
+impl Drop for SearchThread {
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>) {
+    for job in inbox {
+        let event = match job {
+            Job::Search(request) => {
+                let mut tables = shared.tables.lock();
+                log::debug!("search: {:?}", request.limits);
+                let mut report = |info: Info| {
+                    let _ = events.send(Event::Info(info));
+                };
+                let outcome = search(&request, &mut tables, &shared.signals, &mut report);
+                log::debug!("search done: {outcome:?}");
+                Event::SearchDone(outcome)
+            }
+            Job::Perft { position, depth } => {
+                let result = perft::divide_until(&position, depth, &shared.signals.stop);
+                Event::PerftDone(result)
+            }
+            Job::Bench { depth } => Event::BenchDone(bench::run(depth, &shared.signals)),
+        };
+        if events.send(event).is_err() {
+            break;
+        }
+    }
+}
