@@ -10,7 +10,7 @@ use crate::notation::parse_position;
 use crate::search::{Limits, Request, Settings, Signals, Tables, search};
 
 /// Depth used when `bench` is given none.
-pub const DEFAULT_DEPTH: u32 = 12;
+pub const DEFAULT_DEPTH: u32 = 16;
 /// Table size for bench, fixed so the node count does not depend on `Hash`.
 const HASH_MB: usize = 16;
 

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +25,17 @@ enum Commands {
         #[arg(default_value_t = dodgem::bench::DEFAULT_DEPTH)]
         depth: u32,
     },
+    /// Count the leaves of the move tree (a move generator check and speed test).
+    Perft {
+        /// Depth in plies.
+        depth: u32,
+        /// Board size of the start position.
+        #[arg(long, default_value_t = 3)]
+        size: usize,
+        /// A position string instead of the start position.
+        #[arg(long, conflicts_with = "size")]
+        fen: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -32,7 +44,13 @@ fn main() -> ExitCode {
         .init();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error)
+            if error
+                .downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("dodgem: {error}");
             ExitCode::FAILURE
@@ -40,11 +58,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> io::Result<()> {
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     match cli.command.unwrap_or(Commands::Uci) {
         Commands::Uci => {
             let stdin = io::BufReader::new(io::stdin());
-            dodgem::engine::run(stdin, io::stdout().lock())
+            Ok(dodgem::engine::run(stdin, io::stdout().lock())?)
         }
         Commands::Bench { depth } => {
             let report = dodgem::bench::run(depth.max(1), &dodgem::search::Signals::default());
@@ -52,6 +70,22 @@ fn run(cli: Cli) -> io::Result<()> {
             for line in report.text_lines() {
                 writeln!(out, "{line}")?;
             }
+            Ok(())
+        }
+        Commands::Perft { depth, size, fen } => {
+            let position = match fen {
+                Some(text) => dodgem::notation::parse_position(&text)?,
+                None if (dodgem::board::MIN_SIZE..=dodgem::board::MAX_SIZE).contains(&size) => {
+                    dodgem::Position::start(size)
+                }
+                None => return Err(format!("board size {size} is outside 3..8").into()),
+            };
+            let start = Instant::now();
+            let nodes = dodgem::perft::perft(&position, depth);
+            let elapsed = start.elapsed();
+            let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
+            println!("Nodes searched: {nodes}");
+            println!("Time: {} ms, {nps} nodes/s", elapsed.as_millis());
             Ok(())
         }
     }

@@ -3,18 +3,12 @@
 use crate::board::Move;
 use crate::notation::format_move;
 use crate::search::Info;
-use crate::tt::Bound;
 
 /// An `info depth ... pv ...` line.
 pub fn info_line(info: &Info) -> String {
-    let bound = match info.bound {
-        Some(Bound::Lower) => " lowerbound",
-        Some(Bound::Upper) => " upperbound",
-        _ => "",
-    };
     let pv: Vec<String> = info.pv.iter().map(|&mv| format_move(Some(mv))).collect();
     format!(
-        "info depth {} seldepth {} multipv {} score {}{bound} nodes {} nps {} hashfull {} time {} pv {}",
+        "info depth {} seldepth {} multipv {} score {} nodes {} nps {} hashfull {} time {} pv {}",
         info.depth,
         info.seldepth,
         info.multipv,

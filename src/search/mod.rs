@@ -162,8 +162,6 @@ pub struct Info {
     pub seldepth: usize,
     pub multipv: usize,
     pub score: Score,
-    /// `Some` when the score is only a bound (an aspiration window failed).
-    pub bound: Option<Bound>,
     pub nodes: u64,
     pub nps: u64,
     pub hashfull: u32,
@@ -370,7 +368,7 @@ impl<'a> Searcher<'a> {
                 break;
             }
             for (index, rm) in root_moves.iter().take(lines).enumerate() {
-                report(self.info(depth, index + 1, rm, None));
+                report(self.info(depth, index + 1, rm));
             }
             if self.should_stop_after_iteration(depth, &root_moves, lines) {
                 break;
@@ -692,7 +690,7 @@ impl<'a> Searcher<'a> {
             .filter(|&mv| child.is_legal(mv))
     }
 
-    fn info(&self, depth: i32, multipv: usize, rm: &RootMove, bound: Option<Bound>) -> Info {
+    fn info(&self, depth: i32, multipv: usize, rm: &RootMove) -> Info {
         let time = self.elapsed();
         let micros = time.as_micros().max(1) as u64;
         Info {
@@ -700,7 +698,6 @@ impl<'a> Searcher<'a> {
             seldepth: self.seldepth.max(depth as usize),
             multipv,
             score: Score::from_internal(rm.score),
-            bound,
             nodes: self.nodes,
             nps: self.nodes.saturating_mul(1_000_000) / micros,
             hashfull: self.tables.tt.hashfull(),
