@@ -293,12 +293,15 @@ impl fmt::Display for Outcome {
             }
             Outcome::Win(winner, WinReason::Blocked(blocked)) => {
                 let rule = if winner == blocked {
-                    "classic rule: a blocked side wins"
+                    "under the classic rule a blocked side wins"
                 } else {
-                    "textbook rule: a blocked side loses"
+                    "under the textbook rule a blocked side loses"
                 };
                 let (w, b) = (winner.name(), blocked.name());
-                write!(f, "{w} wins: {b} is to move and has no legal move ({rule})")
+                write!(
+                    f,
+                    "{w} wins: {b} is to move and has no legal move, and {rule}"
+                )
             }
             Outcome::DrawByRepetition => write!(f, "draw by threefold repetition"),
         }

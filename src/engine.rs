@@ -26,11 +26,13 @@ use crate::protocol::{Command, Go, Start, parse, quote};
 use crate::search::thread::{Event, Job, SearchThread, Shared};
 use crate::search::{Limits, Outcome as SearchOutcome, Request, Settings, Signals, Tables};
 use crate::time::TimeLimit;
-use crate::tt::TranspositionTable;
 
 /// Input lines longer than this are refused whole (a protection against
 /// hostile input, far above any real command).
 pub const MAX_LINE: usize = 1 << 16;
+
+/// Longest wait at `quit` for the search thread's last event.
+const QUIT_GRACE: Duration = Duration::from_secs(30);
 
 /// The engine's name and author as `uci` reports them.
 pub const NAME: &str = concat!("dodgem ", env!("CARGO_PKG_VERSION"));
@@ -181,6 +183,11 @@ struct Engine<W: Write> {
     task: Option<Task>,
     /// Rules and evaluation the tables' scores were computed under.
     tables_for: (Rules, Evaluation),
+    /// Table jobs (resize, clear) sent and not yet done: `readyok` waits
+    /// for them, so that it means the engine is really ready.
+    table_jobs: usize,
+    /// `isready`s waiting for the table jobs.
+    deferred_readyok: usize,
     quitting: bool,
 }
 
@@ -203,6 +210,8 @@ impl<W: Write> Engine<W> {
             events,
             search,
             task: None,
+            table_jobs: 0,
+            deferred_readyok: 0,
             quitting: false,
         }
     }
@@ -254,7 +263,7 @@ impl<W: Write> Engine<W> {
                 self.debug = on;
                 Ok(())
             }
-            Command::IsReady => self.say("readyok"),
+            Command::IsReady => self.is_ready(),
             Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
             Command::UciNewGame => self.new_game(),
             Command::Position { start, moves } => self.set_position(start, &moves),
@@ -303,17 +312,11 @@ impl<W: Write> Engine<W> {
             _ => {}
         }
         match change {
-            Change::Hash(mb) => match TranspositionTable::try_new(mb) {
-                Ok(tt) => {
-                    self.shared.tables.lock().tt = tt;
-                    self.options.hash_mb = mb;
-                }
-                Err(message) => {
-                    let kept = self.options.hash_mb;
-                    return self.error(&format!("setoption Hash: {message}; keeping {kept} MB"));
-                }
-            },
-            Change::ClearHash => self.shared.tables.lock().tt.clear(),
+            Change::Hash(mb) => self.send_table_job(Job::ResizeHash {
+                mb,
+                previous: self.options.hash_mb,
+            }),
+            Change::ClearHash => self.send_table_job(Job::Clear { history: false }),
             Change::BoardSize(size) => {
                 self.options.board_size = size;
                 // `startpos` now means this board; start there.
@@ -332,7 +335,34 @@ impl<W: Write> Engine<W> {
         if let Some(reason) = self.busy() {
             return self.error(&format!("ucinewgame ignored: {reason}"));
         }
-        self.shared.tables.lock().clear();
+        self.send_table_job(Job::Clear { history: true });
+        Ok(())
+    }
+
+    /// Sends a job that changes the tables; `readyok` waits for it. Table
+    /// jobs run on the search thread, so even a slow one (gigabytes of
+    /// hash) never stops this thread from reading input.
+    fn send_table_job(&mut self, job: Job) {
+        self.table_jobs += 1;
+        self.search.send(job);
+    }
+
+    fn is_ready(&mut self) -> io::Result<()> {
+        if self.table_jobs > 0 {
+            self.deferred_readyok += 1;
+            return Ok(());
+        }
+        self.say("readyok")
+    }
+
+    /// A table job finished: answer the `isready`s that waited for it.
+    fn table_job_done(&mut self) -> io::Result<()> {
+        self.table_jobs = self.table_jobs.saturating_sub(1);
+        if self.table_jobs == 0 {
+            for _ in 0..std::mem::take(&mut self.deferred_readyok) {
+                self.say("readyok")?;
+            }
+        }
         Ok(())
     }
 
@@ -350,7 +380,7 @@ impl<W: Write> Engine<W> {
         };
         let mut game = Game::new(position);
         for (index, text) in moves.iter().enumerate() {
-            if let Some(outcome) = game.position.outcome(self.options.rules) {
+            if let Some(outcome) = game.outcome(self.options.rules) {
                 return self.error(&format!(
                     "position: move {} {} comes after the end of the game ({outcome}); position unchanged",
                     index + 1,
@@ -403,6 +433,12 @@ impl<W: Write> Engine<W> {
             });
             return if hold { Ok(()) } else { self.finish_search() };
         }
+        if let Some(missing) = missing_clock(&go, position.side_to_move()) {
+            self.say(&info_string(&format!(
+                "warning: go gives no {missing} for {}, the side to move: its clock counts as zero",
+                position.side_to_move().name()
+            )))?;
+        }
         let settings = Settings {
             rules: self.options.rules,
             evaluation: self.options.evaluation,
@@ -419,7 +455,7 @@ impl<W: Write> Engine<W> {
         // evaluation they were computed with.
         let wanted = (settings.rules, settings.evaluation);
         if self.tables_for != wanted {
-            self.shared.tables.lock().clear();
+            self.send_table_job(Job::Clear { history: true });
             self.tables_for = wanted;
         }
         let signals = &self.shared.signals;
@@ -442,6 +478,10 @@ impl<W: Write> Engine<W> {
     fn perft(&mut self, depth: u32) -> io::Result<()> {
         if let Some(reason) = self.busy() {
             return self.error(&format!("go perft ignored: {reason}"));
+        }
+        if depth == 0 {
+            // The position itself is the one leaf.
+            return self.say("Nodes searched: 1");
         }
         self.shared.signals.stop.store(false, Ordering::SeqCst);
         self.task = Some(Task::Perft);
@@ -514,9 +554,9 @@ impl<W: Write> Engine<W> {
             return Ok(());
         };
         if self.debug && !game_over {
-            let elapsed = started.elapsed().as_millis();
+            log::debug!("search took {} ms", started.elapsed().as_millis());
             self.say(&info_string(&format!(
-                "debug: search finished at depth {} after {} nodes in {elapsed} ms",
+                "debug: search finished at depth {} after {} nodes",
                 outcome.depth, outcome.nodes
             )))?;
         }
@@ -540,6 +580,16 @@ impl<W: Write> Engine<W> {
                 self.task = None;
                 self.print_bench(&report)
             }
+            Event::HashResized { in_effect, error } => {
+                self.options.hash_mb = in_effect;
+                if let Some(message) = error {
+                    self.error(&format!(
+                        "setoption Hash: {message}; the table has {in_effect} MB"
+                    ))?;
+                }
+                self.table_job_done()
+            }
+            Event::Cleared => self.table_job_done(),
         }
     }
 
@@ -568,17 +618,15 @@ impl<W: Write> Engine<W> {
 
     fn quit(&mut self) -> io::Result<()> {
         self.quitting = true;
-        if self.task.is_none() {
-            return Ok(());
-        }
-        // Finish what runs: a search still owes its `bestmove`.
+        // Finish what runs: a search still owes its `bestmove`, and table
+        // jobs their `readyok`s (the search thread finishes them anyway).
         self.shared.signals.stop.store(true, Ordering::SeqCst);
         if let Some(Task::Search { hold, .. }) = &mut self.task {
             *hold = false;
         }
         self.release_if_ready()?;
-        while self.task.is_some() {
-            match self.events.recv_timeout(Duration::from_secs(5)) {
+        while self.task.is_some() || self.table_jobs > 0 {
+            match self.events.recv_timeout(QUIT_GRACE) {
                 Ok(event) => self.handle_event(event)?,
                 Err(_) => break,
             }
@@ -623,6 +671,9 @@ impl<W: Write> Engine<W> {
             .map(|&mv| format_move(Some(mv)))
             .collect();
         moves.sort();
+        if moves.is_empty() {
+            moves.push("(none)".to_string());
+        }
         self.say(&format!("Legal moves: {}", moves.join(" ")))?;
         let status = match self.game.outcome(self.options.rules) {
             Some(outcome) => format!("game over, {outcome}"),
@@ -656,6 +707,21 @@ impl<W: Write> Engine<W> {
             eval::evaluate(&position, kind)
         ))
     }
+}
+
+/// Whether `go` has clock parameters (a timed search) but not the side to
+/// move's own clock: the name of the missing parameter.
+fn missing_clock(go: &Go, side: Color) -> Option<&'static str> {
+    let timed = go.wtime.is_some()
+        || go.btime.is_some()
+        || go.winc.is_some()
+        || go.binc.is_some()
+        || go.movestogo.is_some();
+    let (own, name) = match side {
+        Color::White => (go.wtime, "wtime"),
+        Color::Black => (go.btime, "btime"),
+    };
+    (timed && own.is_none() && go.movetime.is_none() && !go.infinite).then_some(name)
 }
 
 /// Turns `go`'s parameters into search limits for `side` to move.

@@ -61,7 +61,8 @@ impl fmt::Display for PositionError {
             }
             PositionError::SizeOutOfRange(size) => write!(
                 f,
-                "board has {size} ranks; sizes {MIN_SIZE} to {MAX_SIZE} are supported"
+                "board has {size} rank{}; sizes {MIN_SIZE} to {MAX_SIZE} are supported",
+                if *size == 1 { "" } else { "s" }
             ),
             PositionError::NotSquare { rank, width, size } => write!(
                 f,

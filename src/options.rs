@@ -103,6 +103,22 @@ fn spin(name: &str, value: Option<&str>, min: u64, max: u64) -> Result<u64, Stri
     }
 }
 
+/// Reads a combo or check value with `read`; `expected` names the choices.
+fn choice<T>(
+    name: &str,
+    value: Option<&str>,
+    expected: &str,
+    read: impl Fn(&str) -> Option<T>,
+) -> Result<T, String> {
+    let value = value.ok_or_else(|| format!("option {name} needs a value ({expected})"))?;
+    read(value).ok_or_else(|| {
+        format!(
+            "bad value {} for option {name} (expected {expected})",
+            quote(value)
+        )
+    })
+}
+
 /// Checks a `setoption` (names are case-insensitive, as UCI asks) and
 /// returns the change to apply.
 ///
@@ -124,34 +140,26 @@ pub fn check(name: &str, value: Option<&str>) -> Result<Change, String> {
         },
         "boardsize" => spin("BoardSize", value, MIN_SIZE as u64, MAX_SIZE as u64)
             .map(|n| Change::BoardSize(n as usize)),
-        "rules" => value
-            .and_then(Rules::from_name)
-            .map(Change::Rules)
-            .ok_or_else(|| {
-                format!(
-                    "bad value {} for option Rules (expected textbook or classic)",
-                    quote(value.unwrap_or(""))
-                )
-            }),
-        "evaluation" => value
-            .and_then(Evaluation::from_name)
-            .map(Change::Evaluation)
-            .ok_or_else(|| {
-                format!(
-                    "bad value {} for option Evaluation (expected race or textbook)",
-                    quote(value.unwrap_or(""))
-                )
-            }),
+        "rules" => {
+            choice("Rules", value, "textbook or classic", Rules::from_name).map(Change::Rules)
+        }
+        "evaluation" => choice(
+            "Evaluation",
+            value,
+            "race or textbook",
+            Evaluation::from_name,
+        )
+        .map(Change::Evaluation),
         "move overhead" => spin("Move Overhead", value, 0, MAX_OVERHEAD_MS)
             .map(|ms| Change::MoveOverhead(Duration::from_millis(ms))),
-        "ponder" => match value.map(str::to_ascii_lowercase).as_deref() {
-            Some("true") => Ok(Change::Ponder(true)),
-            Some("false") => Ok(Change::Ponder(false)),
-            _ => Err(format!(
-                "bad value {} for option Ponder (expected true or false)",
-                quote(value.unwrap_or(""))
-            )),
-        },
+        "ponder" => choice("Ponder", value, "true or false", |v| {
+            match v.to_ascii_lowercase().as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            }
+        })
+        .map(Change::Ponder),
         "multipv" => {
             spin("MultiPV", value, 1, MAX_MOVES as u64).map(|n| Change::MultiPv(n as usize))
         }
@@ -177,6 +185,10 @@ mod tests {
             Ok(Change::Rules(Rules::Classic))
         );
         assert!(check("Rules", Some("chess")).is_err());
+        assert_eq!(
+            check("Rules", None),
+            Err("option Rules needs a value (textbook or classic)".to_string())
+        );
         assert_eq!(check("Clear Hash", None), Ok(Change::ClearHash));
         assert_eq!(check("Ponder", Some("true")), Ok(Change::Ponder(true)));
         assert!(check("MultiPV", Some("22")).is_err());

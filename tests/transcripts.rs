@@ -40,6 +40,8 @@
 //! - `quit` until the process exits (10 s), recording what it still prints.
 //! - `stop`/`ponderhit` while a `go infinite`/`go .. ponder` search runs:
 //!   until `bestmove`.
+//! - A command refused with an `info string error: ..` line ends there
+//!   (a refused `go` starts no search).
 //! - Anything else (`position`, `setoption`, `go infinite`, garbage, ..):
 //!   the driver sends a hidden `isready` and waits for its `readyok`, which
 //!   is not recorded (the lines before it are).
@@ -323,15 +325,30 @@ impl Session {
     fn run_command(&mut self, cmd: &str) -> Result<(), String> {
         let wait = wait_for(cmd, self.search.running);
         let words: Vec<&str> = cmd.split_whitespace().collect();
-        if words.first() == Some(&"go") && !words.contains(&"perft") {
-            self.search = SearchState::start(cmd);
-        }
+        let starts_search = words.first() == Some(&"go") && !words.contains(&"perft");
+        let before = if starts_search {
+            Some(std::mem::replace(&mut self.search, SearchState::start(cmd)))
+        } else {
+            None
+        };
+        let transcript_before = self.transcript.len();
         self.engine.send(cmd)?;
-        match wait {
+        let result = match wait {
             Wait::Until(what, done) => self.collect(what, done, true),
             Wait::Sync => self.sync(),
             Wait::Exit => self.await_exit(),
+        };
+        // A refused `go` started nothing: the search state stays as it was.
+        if let Some(before) = before {
+            let replies = &self.transcript[transcript_before..];
+            if replies
+                .lines()
+                .any(|l| l.starts_with("< info string error: "))
+            {
+                self.search = before;
+            }
         }
+        result
     }
 
     /// Sends a hidden `isready` and reads up to its (unrecorded) `readyok`.
@@ -359,7 +376,8 @@ impl Session {
                     indent(&received)
                 )
             })?;
-            let last = done(&line);
+            // A refused command ends with its error instead of its reply.
+            let last = done(&line) || (record_last && is_error(&line));
             if !last || record_last {
                 self.record(&line);
             }
@@ -417,6 +435,11 @@ fn indent(lines: &[String]) -> String {
     }
     let indented: Vec<String> = lines.iter().map(|line| format!("    {line}")).collect();
     indented.join("\n")
+}
+
+/// An error reply: the command was refused and nothing else follows.
+fn is_error(line: &str) -> bool {
+    line.starts_with("info string error: ")
 }
 
 fn is_bestmove(line: &str) -> bool {

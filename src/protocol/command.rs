@@ -84,6 +84,7 @@ pub enum ParseError {
     },
     /// `token`'s value is not a number in range.
     BadNumber {
+        command: &'static str,
         token: String,
         value: String,
     },
@@ -92,9 +93,10 @@ pub enum ParseError {
         command: &'static str,
         token: String,
     },
-    /// `command` takes no arguments but got some.
+    /// `command` got more arguments than it `takes`.
     UnexpectedArguments {
         command: &'static str,
+        takes: &'static str,
     },
     /// A required part is missing (e.g. `position` without `startpos`/`fen`).
     Missing {
@@ -110,17 +112,20 @@ impl fmt::Display for ParseError {
             ParseError::MissingValue { command, token } => {
                 write!(f, "{command}: missing value after {}", quote(token))
             }
-            ParseError::BadNumber { token, value } => write!(
+            ParseError::BadNumber {
+                command,
+                token,
+                value,
+            } => write!(
                 f,
-                "bad value {} for {} (expected a whole number in range)",
+                "{command}: bad value {} for {token} (expected a whole number in range)",
                 quote(value),
-                quote(token)
             ),
             ParseError::UnknownToken { command, token } => {
                 write!(f, "{command}: unknown parameter {}", quote(token))
             }
-            ParseError::UnexpectedArguments { command } => {
-                write!(f, "{command} takes no arguments")
+            ParseError::UnexpectedArguments { command, takes } => {
+                write!(f, "{command} takes {takes}")
             }
             ParseError::Missing { command, what } => write!(f, "{command}: missing {what}"),
         }
@@ -143,7 +148,10 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
         if rest.is_empty() {
             Ok(done)
         } else {
-            Err(ParseError::UnexpectedArguments { command })
+            Err(ParseError::UnexpectedArguments {
+                command,
+                takes: "no arguments",
+            })
         }
     };
     match word {
@@ -162,7 +170,11 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
                 command: "debug",
                 what: "'on' or 'off'",
             }),
-            [other, ..] => Err(ParseError::UnknownToken {
+            [_, _, ..] => Err(ParseError::UnexpectedArguments {
+                command: "debug",
+                takes: "one argument, 'on' or 'off'",
+            }),
+            [other] => Err(ParseError::UnknownToken {
                 command: "debug",
                 token: other.to_string(),
             }),
@@ -172,16 +184,24 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
         "go" => parse_go(&rest),
         "bench" => match rest.as_slice() {
             [] => Ok(Command::Bench(None)),
-            [depth] => Ok(Command::Bench(Some(number("depth", depth)?))),
-            _ => Err(ParseError::UnexpectedArguments { command: "bench" }),
+            [depth] => Ok(Command::Bench(Some(number("bench", "depth", depth)?))),
+            _ => Err(ParseError::UnexpectedArguments {
+                command: "bench",
+                takes: "at most one argument, the depth",
+            }),
         },
         other => Err(ParseError::UnknownCommand(other.to_string())),
     }
 }
 
-/// Reads a number with `FromStr`, naming `token` in the error.
-fn number<T: std::str::FromStr>(token: &str, value: &str) -> Result<T, ParseError> {
+/// Reads a number with `FromStr`, naming `command` and `token` in the error.
+fn number<T: std::str::FromStr>(
+    command: &'static str,
+    token: &str,
+    value: &str,
+) -> Result<T, ParseError> {
     value.parse().map_err(|_| ParseError::BadNumber {
+        command,
         token: token.to_string(),
         value: value.to_string(),
     })
@@ -190,17 +210,11 @@ fn number<T: std::str::FromStr>(token: &str, value: &str) -> Result<T, ParseErro
 fn parse_setoption(rest: &[&str]) -> Result<Command, ParseError> {
     let missing_name = ParseError::Missing {
         command: "setoption",
-        what: "'name <option>'",
+        what: "'name <option>' (the form is: setoption name <option> [value <value>])",
     };
     match rest.first() {
         Some(&"name") => {}
-        Some(other) => {
-            return Err(ParseError::UnknownToken {
-                command: "setoption",
-                token: other.to_string(),
-            });
-        }
-        None => return Err(missing_name),
+        Some(_) | None => return Err(missing_name),
     }
     let value_at = rest.iter().position(|&t| t == "value");
     let name_tokens = &rest[1..value_at.unwrap_or(rest.len())];
@@ -272,17 +286,17 @@ fn parse_go(rest: &[&str]) -> Result<Command, ParseError> {
             })
         };
         match token {
-            "wtime" => go.wtime = Some(number(token, value()?)?),
-            "btime" => go.btime = Some(number(token, value()?)?),
-            "winc" => go.winc = Some(number(token, value()?)?),
-            "binc" => go.binc = Some(number(token, value()?)?),
-            "movestogo" => go.movestogo = Some(number(token, value()?)?),
-            "movetime" => go.movetime = Some(number(token, value()?)?),
-            "depth" => go.depth = Some(number(token, value()?)?),
-            "nodes" => go.nodes = Some(number(token, value()?)?),
-            "mate" => go.mate = Some(number(token, value()?)?),
+            "wtime" => go.wtime = Some(number("go", token, value()?)?),
+            "btime" => go.btime = Some(number("go", token, value()?)?),
+            "winc" => go.winc = Some(number("go", token, value()?)?),
+            "binc" => go.binc = Some(number("go", token, value()?)?),
+            "movestogo" => go.movestogo = Some(number("go", token, value()?)?),
+            "movetime" => go.movetime = Some(number("go", token, value()?)?),
+            "depth" => go.depth = Some(number("go", token, value()?)?),
+            "nodes" => go.nodes = Some(number("go", token, value()?)?),
+            "mate" => go.mate = Some(number("go", token, value()?)?),
             "perft" => {
-                let depth = number(token, value()?)?;
+                let depth = number("go", token, value()?)?;
                 return match tokens.next() {
                     None => Ok(Command::Perft(depth)),
                     Some(extra) => Err(ParseError::UnknownToken {
@@ -349,7 +363,16 @@ mod tests {
         assert_eq!(parse("bench 5"), Ok(Command::Bench(Some(5))));
         assert_eq!(
             parse("uci now"),
-            Err(ParseError::UnexpectedArguments { command: "uci" })
+            Err(ParseError::UnexpectedArguments {
+                command: "uci",
+                takes: "no arguments"
+            })
+        );
+        assert!(
+            parse("debug on off")
+                .unwrap_err()
+                .to_string()
+                .contains("one argument")
         );
         assert_eq!(
             parse("hello"),

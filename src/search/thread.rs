@@ -12,6 +12,7 @@ use super::{Info, Outcome, Request, Signals, Tables, search};
 use crate::bench::{self, BenchReport};
 use crate::board::{Move, Position};
 use crate::perft;
+use crate::tt::TranspositionTable;
 
 /// State the protocol thread and the search thread share.
 pub struct Shared {
@@ -24,8 +25,24 @@ pub struct Shared {
 /// Work for the search thread.
 pub enum Job {
     Search(Box<Request>),
-    Perft { position: Position, depth: u32 },
-    Bench { depth: u32 },
+    Perft {
+        position: Position,
+        depth: u32,
+    },
+    Bench {
+        depth: u32,
+    },
+    /// Replace the transposition table (now of `previous` MiB) with one of
+    /// `mb` MiB, or fall back to `previous` if that memory cannot be had.
+    ResizeHash {
+        mb: usize,
+        previous: usize,
+    },
+    /// Empty the transposition table, and the move-ordering history too
+    /// when `history` is set (`ucinewgame`).
+    Clear {
+        history: bool,
+    },
 }
 
 /// What the search thread reports.
@@ -36,6 +53,13 @@ pub enum Event {
     /// `None` when the count was stopped before it finished.
     PerftDone(Option<Vec<(Move, u64)>>),
     BenchDone(BenchReport),
+    /// A `ResizeHash` job's result: the size now in effect, and why the
+    /// requested one could not be had, if it could not.
+    HashResized {
+        in_effect: usize,
+        error: Option<String>,
+    },
+    Cleared,
 }
 
 /// Handle to the running search thread; dropping the job sender ends it.
@@ -95,6 +119,33 @@ fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>) {
                 Event::PerftDone(result)
             }
             Job::Bench { depth } => Event::BenchDone(bench::run(depth, &shared.signals)),
+            Job::ResizeHash { mb, previous } => {
+                let mut tables = shared.tables.lock();
+                // Free the old table first, so old and new never coexist.
+                tables.tt = TranspositionTable::new(TranspositionTable::MIN_MB);
+                let (tt, in_effect, error) = match TranspositionTable::try_new(mb) {
+                    Ok(tt) => (tt, mb, None),
+                    Err(message) => match TranspositionTable::try_new(previous) {
+                        Ok(tt) => (tt, previous, Some(message)),
+                        Err(_) => (
+                            TranspositionTable::new(TranspositionTable::MIN_MB),
+                            TranspositionTable::MIN_MB,
+                            Some(message),
+                        ),
+                    },
+                };
+                tables.tt = tt;
+                Event::HashResized { in_effect, error }
+            }
+            Job::Clear { history } => {
+                let mut tables = shared.tables.lock();
+                if history {
+                    tables.clear();
+                } else {
+                    tables.tt.clear();
+                }
+                Event::Cleared
+            }
         };
         if events.send(event).is_err() {
             break;
