@@ -85,7 +85,7 @@ fn main() {
     let rules = args
         .get(3)
         .map_or(Rules::Textbook, |a| Rules::from_name(a).expect("rules"));
-    let mut rng = Rng(0xD0D6_E3 + size as u64);
+    let mut rng = Rng(0x00D0_D6E3 + size as u64);
     let (mut race, mut textbook, mut draws) = (0, 0, 0);
     for _ in 0..games / 2 {
         let mut opening = Position::start(size);
