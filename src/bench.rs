@@ -34,6 +34,8 @@ pub struct BenchLine {
     pub position: &'static str,
     pub rules: Rules,
     pub nodes: u64,
+    /// Whether `stop` cut this position's search short.
+    pub stopped: bool,
 }
 
 /// The whole run.
@@ -59,18 +61,19 @@ impl BenchReport {
     /// The report as printed: one line per position, then
     /// `<nodes> nodes <nps> nps`.
     pub fn text_lines(&self) -> Vec<String> {
-        let count = self.lines.len();
+        let count = POSITIONS.len();
         let mut out: Vec<String> = self
             .lines
             .iter()
             .enumerate()
             .map(|(i, l)| {
                 format!(
-                    "Position {}/{count} ({}, depth {}): {} nodes  {}",
+                    "Position {}/{count} ({}, depth {}): {} nodes{}  {}",
                     i + 1,
                     l.rules.name(),
                     self.depth,
                     l.nodes,
+                    if l.stopped { " (stopped)" } else { "" },
                     l.position
                 )
             })
@@ -105,13 +108,14 @@ pub fn run(depth: u32, signals: &Signals) -> BenchReport {
             },
         };
         let outcome = search(&request, &mut tables, signals, &mut |_| {});
+        stopped = signals.stop.load(Ordering::Relaxed);
         lines.push(BenchLine {
             position: text,
             rules,
             nodes: outcome.nodes,
+            stopped,
         });
-        if signals.stop.load(Ordering::Relaxed) {
-            stopped = true;
+        if stopped {
             break;
         }
     }

@@ -553,12 +553,17 @@ impl<W: Write> Engine<W> {
         else {
             return Ok(());
         };
-        if self.debug && !game_over {
+        if self.debug {
             log::debug!("search took {} ms", started.elapsed().as_millis());
-            self.say(&info_string(&format!(
-                "debug: search finished at depth {} after {} nodes",
-                outcome.depth, outcome.nodes
-            )))?;
+            let summary = if game_over {
+                "debug: the game is over, nothing to search".to_string()
+            } else {
+                format!(
+                    "debug: search finished at depth {} after {} nodes",
+                    outcome.depth, outcome.nodes
+                )
+            };
+            self.say(&info_string(&summary))?;
         }
         self.say(&bestmove_line(outcome.best_move, outcome.ponder_move))
     }

@@ -1,0 +1,459 @@
+//! A small driver for the real `dodgem` binary, shared by integration tests.
+//!
+//! [`Engine`] spawns the binary with piped stdin/stdout, forwards every
+//! stdout line over a channel together with the [`Instant`] it was read, and
+//! offers `send` / `expect_line` / `wait_for` helpers. Every wait has a hard
+//! timeout, so a test can fail but never hang; the child is killed on drop.
+//!
+//! [`timing`] and [`shared`] serialise the timing-critical tests of one test
+//! binary against everything else in it (see their docs).
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// The engine binary cargo built for this test run.
+pub const BIN: &str = env!("CARGO_BIN_EXE_dodgem");
+
+/// A generous wait for replies that have no timing requirement of their own
+/// (CI runs the tests in parallel on two cores).
+pub const LONG: Duration = Duration::from_secs(20);
+
+/// How many recent lines a failure message quotes.
+const TAIL: usize = 40;
+/// Longest quoted line in a failure message.
+const QUOTE: usize = 160;
+
+static CPU: RwLock<()> = RwLock::new(());
+
+/// Held by a test whose assertions are latency bounds of a few
+/// milliseconds: no other test of this binary that holds [`shared`] runs at
+/// the same time, so the bound measures the engine, not the harness's
+/// contention for two cores. (Other processes can still load the machine.)
+pub fn timing() -> RwLockWriteGuard<'static, ()> {
+    CPU.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Held by every other test that runs an engine: they run in parallel with
+/// each other, but not with a [`timing`] test.
+pub fn shared() -> RwLockReadGuard<'static, ()> {
+    CPU.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What one read from the engine's stdout gave.
+#[derive(Debug)]
+pub enum Recv {
+    Line(String, Instant),
+    Timeout,
+    /// The engine closed its stdout (it exited, or is exiting).
+    Eof,
+}
+
+/// A running engine process.
+pub struct Engine {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<(String, Instant)>,
+    stderr: Option<JoinHandle<Vec<u8>>>,
+    /// What was sent (`> `) and received (`< `), for failure messages.
+    log: Vec<String>,
+    eof: bool,
+}
+
+/// Cuts a line short for a failure message.
+pub fn shorten(line: &str) -> String {
+    if line.chars().count() > QUOTE {
+        let head: String = line.chars().take(QUOTE).collect();
+        format!("{head}... ({} bytes)", line.len())
+    } else {
+        line.to_string()
+    }
+}
+
+impl Engine {
+    /// Starts the engine with stderr discarded and `RUST_LOG` removed.
+    pub fn start() -> Engine {
+        Engine::start_with(|_| {})
+    }
+
+    /// Starts the engine after `configure` has adjusted the command (it may
+    /// set environment variables, or pipe stderr to have it captured; see
+    /// [`Engine::stderr`]).
+    pub fn start_with(configure: impl FnOnce(&mut Command)) -> Engine {
+        let mut command = Command::new(BIN);
+        command
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        configure(&mut command);
+        let mut child = command.spawn().expect("cannot start the engine");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (sender, lines) = mpsc::channel();
+        thread::Builder::new()
+            .name("engine stdout".into())
+            .spawn(move || {
+                let mut reader = BufReader::new(stdout);
+                let mut buffer = Vec::new();
+                loop {
+                    buffer.clear();
+                    match reader.read_until(b'\n', &mut buffer) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                    let at = Instant::now();
+                    if buffer.last() == Some(&b'\n') {
+                        buffer.pop();
+                    }
+                    let line = String::from_utf8_lossy(&buffer).into_owned();
+                    if sender.send((line, at)).is_err() {
+                        break;
+                    }
+                }
+            })
+            .expect("cannot start the stdout reader");
+        // Read stderr as it comes, so a chatty engine never blocks on a
+        // full pipe.
+        let stderr = child.stderr.take().map(|mut pipe| {
+            thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                bytes
+            })
+        });
+        Engine {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+            log: Vec::new(),
+            eof: false,
+        }
+    }
+
+    /// The OS process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes `line` and a newline, flushes, and returns the instant just
+    /// after the flush.
+    pub fn send(&mut self, line: &str) -> Instant {
+        self.send_bytes(format!("{line}\n").as_bytes())
+    }
+
+    /// Writes raw bytes (the caller adds any newline), flushes, and returns
+    /// the instant just after the flush.
+    pub fn send_bytes(&mut self, bytes: &[u8]) -> Instant {
+        self.log
+            .push(format!("> {}", shorten(&String::from_utf8_lossy(bytes))));
+        let stdin = self.stdin.as_mut().expect("stdin is closed");
+        if let Err(error) = stdin.write_all(bytes).and_then(|()| stdin.flush()) {
+            let context = self.context();
+            panic!("cannot write to the engine ({error}){context}");
+        }
+        Instant::now()
+    }
+
+    /// Closes the engine's stdin (end of input).
+    pub fn close_stdin(&mut self) {
+        self.log.push("> (end of input)".into());
+        self.stdin = None;
+    }
+
+    /// The next stdout line, waiting at most `timeout`.
+    pub fn recv(&mut self, timeout: Duration) -> Recv {
+        if self.eof {
+            return Recv::Eof;
+        }
+        match self.lines.recv_timeout(timeout) {
+            Ok((line, at)) => {
+                self.log.push(format!("< {}", shorten(&line)));
+                Recv::Line(line, at)
+            }
+            Err(RecvTimeoutError::Timeout) => Recv::Timeout,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.eof = true;
+                self.log.push("< (end of output)".into());
+                Recv::Eof
+            }
+        }
+    }
+
+    /// Reads lines until one satisfies `pred` and returns it with its
+    /// receipt instant; panics on timeout or end of output.
+    pub fn expect_line(
+        &mut self,
+        pred: impl Fn(&str) -> bool,
+        timeout: Duration,
+    ) -> (String, Instant) {
+        let (mut lines, at) = self.read_until(pred, timeout);
+        (lines.pop().expect("the matching line"), at)
+    }
+
+    /// Reads lines until one starts with `prefix`.
+    pub fn wait_for(&mut self, prefix: &str, timeout: Duration) -> (String, Instant) {
+        let owned = prefix.to_string();
+        self.expect_line(move |line| line.starts_with(&owned), timeout)
+    }
+
+    /// Reads lines until one satisfies `pred`; returns all of them (the
+    /// match last) and the match's receipt instant. Panics on timeout or
+    /// end of output.
+    pub fn read_until(
+        &mut self,
+        pred: impl Fn(&str) -> bool,
+        timeout: Duration,
+    ) -> (Vec<String>, Instant) {
+        let deadline = Instant::now() + timeout;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.recv(left) {
+                Recv::Line(line, at) => {
+                    let done = pred(&line);
+                    lines.push(line);
+                    if done {
+                        return (lines, at);
+                    }
+                }
+                Recv::Timeout => {
+                    let context = self.context();
+                    panic!("no expected line within {timeout:?}{context}");
+                }
+                Recv::Eof => {
+                    let context = self.context();
+                    panic!("the engine closed its output while a line was expected{context}");
+                }
+            }
+        }
+    }
+
+    /// Everything that arrives within `duration` (panics on end of output).
+    pub fn lines_for(&mut self, duration: Duration) -> Vec<(String, Instant)> {
+        let deadline = Instant::now() + duration;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return lines;
+            }
+            match self.recv(left) {
+                Recv::Line(line, at) => lines.push((line, at)),
+                Recv::Timeout => return lines,
+                Recv::Eof => {
+                    let context = self.context();
+                    panic!("the engine closed its output unexpectedly{context}");
+                }
+            }
+        }
+    }
+
+    /// Lines already received and waiting, without blocking.
+    pub fn pending(&mut self) -> Vec<(String, Instant)> {
+        let mut lines = Vec::new();
+        while let Recv::Line(line, at) = self.recv(Duration::ZERO) {
+            lines.push((line, at));
+        }
+        lines
+    }
+
+    /// Sends `isready` and returns the lines before its `readyok`.
+    pub fn sync(&mut self) -> Vec<String> {
+        self.send("isready");
+        let (mut lines, _) = self.read_until(|line| line == "readyok", LONG);
+        lines.pop();
+        lines
+    }
+
+    /// Sends the lines, then syncs; returns what they printed.
+    pub fn send_all(&mut self, lines: &[&str]) -> Vec<String> {
+        for line in lines {
+            self.send(line);
+        }
+        self.sync()
+    }
+
+    /// Sends `go ...` and returns every line up to and including `bestmove`.
+    pub fn go(&mut self, go: &str, timeout: Duration) -> Vec<String> {
+        self.send(go);
+        self.read_until(is_bestmove, timeout).0
+    }
+
+    /// Reads the remaining output up to the end of output (panics if it
+    /// does not end within `timeout`).
+    pub fn read_to_eof(&mut self, timeout: Duration) -> Vec<String> {
+        let deadline = Instant::now() + timeout;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.recv(left) {
+                Recv::Line(line, _) => lines.push(line),
+                Recv::Eof => return lines,
+                Recv::Timeout => {
+                    let context = self.context();
+                    panic!("the engine did not close its output within {timeout:?}{context}");
+                }
+            }
+        }
+    }
+
+    /// Waits for the process to exit; panics if it is still running after
+    /// `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return status,
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(5)),
+                Ok(None) => {
+                    let context = self.context();
+                    panic!("the engine did not exit within {timeout:?}{context}");
+                }
+                Err(error) => panic!("cannot wait for the engine: {error}"),
+            }
+        }
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// What the engine wrote to stderr, once it has exited (only when
+    /// `start_with` piped stderr).
+    pub fn stderr(&mut self) -> Vec<u8> {
+        self.wait_exit(LONG);
+        self.stderr
+            .take()
+            .map(|reader| reader.join().expect("stderr reader"))
+            .unwrap_or_default()
+    }
+
+    /// The last lines exchanged, for failure messages.
+    pub fn context(&self) -> String {
+        let start = self.log.len().saturating_sub(TAIL);
+        let mut text = format!(
+            "\n--- last {} of {} lines exchanged with the engine ---\n",
+            self.log.len() - start,
+            self.log.len()
+        );
+        for line in &self.log[start..] {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text
+    }
+}
+
+impl Drop for Engine {
+    /// Never leaves an engine behind, whatever went wrong.
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `dodgem <args>` from the shell with a hard timeout; returns the exit
+/// status and stdout.
+pub fn run_cli(args: &[&str], timeout: Duration) -> (ExitStatus, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cannot start the engine");
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let reader = thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait().expect("cannot wait for the engine") {
+            Some(status) => break status,
+            None if Instant::now() < deadline => thread::sleep(Duration::from_millis(5)),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "`dodgem {}` did not finish within {timeout:?}",
+                    args.join(" ")
+                );
+            }
+        }
+    };
+    (status, reader.join().expect("stdout reader"))
+}
+
+/// Whether `line` is a `bestmove` line.
+pub fn is_bestmove(line: &str) -> bool {
+    line.split_whitespace().next() == Some("bestmove")
+}
+
+/// Whether `line` is a search `info` line (not `info string`).
+pub fn is_search_info(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    words.next() == Some("info") && words.next() != Some("string")
+}
+
+/// The move of a `bestmove` line.
+pub fn best_move(line: &str) -> &str {
+    let mut words = line.split_whitespace();
+    assert_eq!(
+        words.next(),
+        Some("bestmove"),
+        "not a bestmove line: {line}"
+    );
+    words.next().unwrap_or_else(|| panic!("no move in: {line}"))
+}
+
+/// The value after `key` in an `info` line, if any.
+pub fn info_value<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words
+        .windows(2)
+        .find(|pair| pair[0] == key)
+        .map(|pair| pair[1])
+}
+
+/// The `score` of an `info` line: `("mate", n)` or `("cp", n)`.
+pub fn info_score(line: &str) -> Option<(String, i64)> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|&word| word == "score")?;
+    let kind = words.get(at + 1)?.to_string();
+    let value = words.get(at + 2)?.parse().ok()?;
+    Some((kind, value))
+}
+
+/// Replaces the values of `time` and `nps` in `info` lines (not in an
+/// `info string` message) with `[..]`.
+pub fn mask_timing(line: &str) -> String {
+    if line.split_whitespace().next() != Some("info") {
+        return line.to_string();
+    }
+    let mut words: Vec<&str> = line.split(' ').collect();
+    for i in 1..words.len() {
+        match words[i - 1] {
+            "string" => break,
+            "time" | "nps" => words[i] = "[..]",
+            _ => {}
+        }
+    }
+    words.join(" ")
+}
+
+/// Milliseconds, for messages.
+pub fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}

@@ -1,0 +1,887 @@
+//! End-to-end tests of the `dodgem` binary over its protocol: search results,
+//! evaluation, stop/isready latency, time management, pondering, hostile
+//! input, shutdown, determinism, bench and the cleanliness of stdout.
+//!
+//! Tests whose assertions are latency bounds of a few milliseconds take the
+//! [`common::timing`] lock, so that no other engine of this test binary
+//! competes for the CPU while they measure; every other test takes
+//! [`common::shared`] and they run in parallel. Latency statistics are
+//! printed to stderr (`cargo test --test engine -- --nocapture` shows them).
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{
+    Engine, LONG, best_move, info_score, is_bestmove, is_search_info, mask_timing, ms, run_cli,
+    shared, timing,
+};
+
+/// Stop and isready must be answered within this (the requirement).
+const REPLY_BOUND: Duration = Duration::from_millis(20);
+
+/// Sets the board size and goes to its start position.
+fn board(engine: &mut Engine, size: usize) {
+    let out = engine.send_all(&[
+        &format!("setoption name BoardSize value {size}"),
+        "position startpos",
+    ]);
+    assert!(out.is_empty(), "unexpected output: {out:?}");
+}
+
+/// The legal moves that `d` lists for the current position.
+fn legal_moves(engine: &mut Engine) -> Vec<String> {
+    let out = engine.send_all(&["d"]);
+    let line = out
+        .iter()
+        .find_map(|line| line.strip_prefix("Legal moves:"))
+        .unwrap_or_else(|| panic!("no `Legal moves:` line in {out:?}"));
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// The `Fen: ` line that `d` prints.
+fn displayed_fen(engine: &mut Engine) -> String {
+    let out = engine.send_all(&["d"]);
+    out.iter()
+        .find_map(|line| line.strip_prefix("Fen: "))
+        .unwrap_or_else(|| panic!("no `Fen: ` line in {out:?}"))
+        .to_string()
+}
+
+fn max(durations: &[Duration]) -> Duration {
+    durations.iter().copied().max().unwrap_or_default()
+}
+
+fn median(durations: &[Duration]) -> Duration {
+    let mut sorted = durations.to_vec();
+    sorted.sort();
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+}
+
+// 1. -----------------------------------------------------------------------
+
+/// Checks one `go movetime 1000` on the 3 x 3 start: a winning mate score
+/// (Black wins in 19 plies, i.e. on its 10th move) and the only winning
+/// first move, `a3b3`.
+fn assert_solves_3x3(engine: &mut Engine, rules: &str) {
+    let lines = engine.go("go movetime 1000", LONG);
+    let scores: Vec<(String, i64)> = lines
+        .iter()
+        .filter(|line| is_search_info(line))
+        .filter_map(|line| info_score(line))
+        .collect();
+    assert!(
+        scores.iter().any(|(kind, n)| kind == "mate" && *n > 0),
+        "{rules}: no `score mate <positive>` line in {lines:#?}"
+    );
+    assert_eq!(
+        scores.last(),
+        Some(&("mate".to_string(), 10)),
+        "{rules}: the last score should be a win on Black's 10th move (19 plies): {lines:#?}"
+    );
+    let best = lines.last().expect("bestmove");
+    assert_eq!(best_move(best), "a3b3", "{rules}: {lines:#?}");
+}
+
+#[test]
+fn solves_the_3x3_start_under_both_rules() {
+    let _cpu = shared();
+    for rules in ["textbook", "classic"] {
+        let mut engine = Engine::start();
+        let out = engine.send_all(&[
+            &format!("setoption name Rules value {rules}"),
+            "position startpos",
+        ]);
+        assert!(out.is_empty(), "{rules}: unexpected output {out:?}");
+        assert_solves_3x3(&mut engine, rules);
+    }
+    // One engine switching rules back and forth (its tables must not carry
+    // scores from one rule set to the other).
+    let mut engine = Engine::start();
+    for rules in ["classic", "textbook", "classic"] {
+        let out = engine.send_all(&[
+            &format!("setoption name Rules value {rules}"),
+            "position startpos",
+        ]);
+        assert!(out.is_empty(), "{rules}: unexpected output {out:?}");
+        assert_solves_3x3(&mut engine, rules);
+    }
+}
+
+// 2. -----------------------------------------------------------------------
+
+#[test]
+fn textbook_evaluation_matches_the_course_examples() {
+    let _cpu = shared();
+    let mut engine = Engine::start();
+    let out = engine.send_all(&["setoption name Evaluation value textbook"]);
+    assert!(out.is_empty(), "unexpected output {out:?}");
+    for (position, expected) in [
+        ("fen B2/3/BWW b", 75),
+        ("fen 1B1/1W1/B1W w", -5),
+        ("startpos", 0),
+        // Side to move does not matter.
+        ("fen B2/3/BWW w", 75),
+        ("fen 1B1/1W1/B1W b", -5),
+    ] {
+        let out = engine.send_all(&[&format!("position {position}"), "eval"]);
+        let wanted = format!("Final evaluation: {expected} (white side)");
+        assert_eq!(
+            out.last().map(String::as_str),
+            Some(wanted.as_str()),
+            "position {position}: {out:#?}"
+        );
+    }
+}
+
+// 3. -----------------------------------------------------------------------
+
+#[test]
+fn stop_ends_an_infinite_search_within_20ms_100_times() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    board(&mut engine, 6);
+    let legal = legal_moves(&mut engine);
+    let mut latencies = Vec::new();
+    let mut problems = Vec::new();
+    for round in 0..100u64 {
+        engine.send("go infinite");
+        thread::sleep(Duration::from_millis(round * 7 % 21));
+        let early = engine
+            .pending()
+            .into_iter()
+            .find(|(line, _)| is_bestmove(line));
+        if let Some((line, _)) = early {
+            problems.push(format!("round {round}: `{line}` before stop"));
+            // That search is over; do not wait for a second bestmove.
+            engine.send("stop");
+            continue;
+        }
+        let before_stop = Instant::now();
+        let sent = engine.send("stop");
+        let (line, at) = engine.expect_line(is_bestmove, LONG);
+        if at < before_stop {
+            problems.push(format!("round {round}: `{line}` before stop"));
+        }
+        if !legal.contains(&best_move(&line).to_string()) {
+            problems.push(format!("round {round}: `{line}` is not a legal move"));
+        }
+        latencies.push(at.saturating_duration_since(sent));
+    }
+    let rest = engine.sync();
+    let extra: Vec<&String> = rest.iter().filter(|line| is_bestmove(line)).collect();
+    assert!(
+        extra.is_empty(),
+        "bestmove lines after the last stop: {extra:?}"
+    );
+    eprintln!(
+        "stop latency over {} rounds: max {:.2} ms, median {:.2} ms",
+        latencies.len(),
+        ms(max(&latencies)),
+        ms(median(&latencies))
+    );
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert_eq!(latencies.len(), 100);
+    let slow: Vec<String> = latencies
+        .iter()
+        .enumerate()
+        .filter(|(_, latency)| **latency > REPLY_BOUND)
+        .map(|(round, latency)| format!("round {round}: {:.2} ms", ms(*latency)))
+        .collect();
+    assert!(
+        slow.is_empty(),
+        "bestmove later than {REPLY_BOUND:?} after stop: {slow:?}"
+    );
+}
+
+// 4. -----------------------------------------------------------------------
+
+#[test]
+fn isready_is_answered_within_20ms_during_a_search() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    board(&mut engine, 6);
+    engine.send("go infinite");
+    thread::sleep(Duration::from_millis(50));
+    let mut latencies = Vec::new();
+    let mut infos = 0;
+    for round in 0..20u64 {
+        let sent = engine.send("isready");
+        let (lines, at) = engine.read_until(|line| line == "readyok", LONG);
+        assert!(
+            !lines.iter().any(|line| is_bestmove(line)),
+            "round {round}: bestmove during `go infinite`: {lines:#?}"
+        );
+        infos += lines.iter().filter(|line| is_search_info(line)).count();
+        latencies.push(at.saturating_duration_since(sent));
+        thread::sleep(Duration::from_millis(round * 3 % 11));
+    }
+    // Still searching: nothing but info lines until stop.
+    for (line, _) in engine.lines_for(Duration::from_millis(200)) {
+        assert!(!is_bestmove(&line), "bestmove before stop: {line}");
+        infos += usize::from(is_search_info(&line));
+    }
+    let sent = engine.send("stop");
+    let (_, at) = engine.expect_line(is_bestmove, LONG);
+    eprintln!(
+        "isready latency during search: max {:.2} ms, median {:.2} ms ({infos} info lines meanwhile; stop {:.2} ms)",
+        ms(max(&latencies)),
+        ms(median(&latencies)),
+        ms(at.saturating_duration_since(sent))
+    );
+    assert!(infos > 0, "the search reported nothing while it ran");
+    let slow: Vec<String> = latencies
+        .iter()
+        .enumerate()
+        .filter(|(_, latency)| **latency > REPLY_BOUND)
+        .map(|(round, latency)| format!("round {round}: {:.2} ms", ms(*latency)))
+        .collect();
+    assert!(
+        slow.is_empty(),
+        "readyok later than {REPLY_BOUND:?}: {slow:?}"
+    );
+}
+
+// 5. -----------------------------------------------------------------------
+
+#[test]
+fn movetime_is_used_but_not_exceeded() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    let mut times = Vec::new();
+    for (round, size) in [5, 6, 5, 6, 5].into_iter().enumerate() {
+        board(&mut engine, size);
+        let sent = engine.send("go movetime 300");
+        let (lines, at) = engine.read_until(is_bestmove, LONG);
+        let elapsed = at.saturating_duration_since(sent);
+        times.push((size, elapsed));
+        assert!(
+            lines.iter().any(|line| is_search_info(line)),
+            "round {round}: no info line: {lines:#?}"
+        );
+    }
+    eprintln!(
+        "go movetime 300: {}",
+        times
+            .iter()
+            .map(|(size, time)| format!("{size}x{size} {:.1} ms", ms(*time)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (round, (size, elapsed)) in times.iter().enumerate() {
+        assert!(
+            *elapsed <= Duration::from_millis(330),
+            "round {round} ({size}x{size}): bestmove after {:.1} ms (limit 330 ms)",
+            ms(*elapsed)
+        );
+        assert!(
+            *elapsed >= Duration::from_millis(250),
+            "round {round} ({size}x{size}): bestmove after only {:.1} ms (should use ~300 ms)",
+            ms(*elapsed)
+        );
+    }
+}
+
+// 6. -----------------------------------------------------------------------
+
+/// Sends `go` and returns the time to its bestmove.
+fn timed_go(engine: &mut Engine, go: &str) -> Duration {
+    let sent = engine.send(go);
+    let (_, at) = engine.expect_line(is_bestmove, LONG);
+    at.saturating_duration_since(sent)
+}
+
+#[test]
+fn clock_limits_are_respected() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    board(&mut engine, 6);
+    let tiny = timed_go(&mut engine, "go wtime 100 btime 100");
+    // Black to move, White's clock left out: Black's own clock still limits.
+    let black_only = timed_go(&mut engine, "go btime 5000");
+    // Black to move, only White's clock given: Black's counts as zero.
+    let white_only = timed_go(&mut engine, "go wtime 5000");
+    // The same with White to move.
+    let out = engine.send_all(&["position startpos moves a2b2"]);
+    assert!(out.is_empty(), "unexpected output {out:?}");
+    let white_tiny = timed_go(&mut engine, "go wtime 100 btime 100");
+    let white_own = timed_go(&mut engine, "go wtime 5000");
+    let white_zero = timed_go(&mut engine, "go btime 5000");
+    eprintln!(
+        "clock: tiny {:.1} ms, btime-only {:.1} ms, wtime-only {:.1} ms; \
+         White to move: tiny {:.1} ms, wtime-only {:.1} ms, btime-only {:.1} ms",
+        ms(tiny),
+        ms(black_only),
+        ms(white_only),
+        ms(white_tiny),
+        ms(white_own),
+        ms(white_zero)
+    );
+    let fast = Duration::from_millis(60);
+    assert!(tiny < fast, "go wtime 100 btime 100: {:.1} ms", ms(tiny));
+    assert!(
+        black_only < Duration::from_millis(1000),
+        "go btime 5000 (Black to move): {:.1} ms",
+        ms(black_only)
+    );
+    assert!(
+        white_only < fast,
+        "go wtime 5000 (Black to move, so no time): {:.1} ms",
+        ms(white_only)
+    );
+    assert!(
+        white_tiny < fast,
+        "go wtime 100 btime 100 (White): {:.1} ms",
+        ms(white_tiny)
+    );
+    assert!(
+        white_own < Duration::from_millis(1000),
+        "go wtime 5000 (White to move): {:.1} ms",
+        ms(white_own)
+    );
+    assert!(
+        white_zero < fast,
+        "go btime 5000 (White to move, so no time): {:.1} ms",
+        ms(white_zero)
+    );
+}
+
+// 7. -----------------------------------------------------------------------
+
+/// Asserts that no bestmove arrives for `duration`; returns the number of
+/// search info lines that did.
+fn assert_no_bestmove_for(engine: &mut Engine, duration: Duration, what: &str) -> usize {
+    let lines = engine.lines_for(duration);
+    let best: Vec<&String> = lines
+        .iter()
+        .map(|(line, _)| line)
+        .filter(|line| is_bestmove(line))
+        .collect();
+    assert!(
+        best.is_empty(),
+        "{what}: bestmove before ponderhit/stop: {best:?}{}",
+        engine.context()
+    );
+    lines
+        .iter()
+        .filter(|(line, _)| is_search_info(line))
+        .count()
+}
+
+#[test]
+fn ponder_and_infinite_hold_the_bestmove() {
+    let _cpu = shared();
+    let hold = Duration::from_millis(500);
+    let mut engine = Engine::start();
+    let out = engine.send_all(&["setoption name Ponder value true", "position startpos"]);
+    assert!(out.is_empty(), "unexpected output {out:?}");
+
+    // 3 x 3: the search is solved in a few milliseconds.
+    for release in ["ponderhit", "stop"] {
+        engine.send("go ponder wtime 2000 btime 2000");
+        let infos = assert_no_bestmove_for(&mut engine, hold, "3x3 go ponder");
+        assert!(infos > 0, "3x3 go ponder: the search reported nothing");
+        engine.send(release);
+        let (line, _) = engine.expect_line(is_bestmove, Duration::from_secs(2));
+        assert_eq!(best_move(&line), "a3b3", "after {release}");
+    }
+    engine.send("go infinite");
+    let infos = assert_no_bestmove_for(&mut engine, hold, "3x3 go infinite");
+    assert!(infos > 0, "3x3 go infinite: the search reported nothing");
+    // `ponderhit` does not release an infinite search.
+    engine.send("ponderhit");
+    assert_no_bestmove_for(
+        &mut engine,
+        Duration::from_millis(100),
+        "infinite + ponderhit",
+    );
+    engine.send("stop");
+    let (line, _) = engine.expect_line(is_bestmove, Duration::from_secs(2));
+    assert_eq!(best_move(&line), "a3b3");
+
+    // 6 x 6: pondering is not limited by the clock (which alone would
+    // end the search in well under 300 ms), ponderhit starts it.
+    board(&mut engine, 6);
+    engine.send("go ponder wtime 2000 btime 2000");
+    assert_no_bestmove_for(&mut engine, hold, "6x6 go ponder");
+    let sent = engine.send("ponderhit");
+    let (_, at) = engine.expect_line(is_bestmove, Duration::from_secs(5));
+    let after = at.saturating_duration_since(sent);
+    eprintln!("6x6 bestmove {:.1} ms after ponderhit", ms(after));
+    assert!(
+        after < Duration::from_millis(1500),
+        "bestmove {:.1} ms after ponderhit with 2 s on the clock",
+        ms(after)
+    );
+    let rest = engine.sync();
+    assert!(
+        !rest.iter().any(|line| is_bestmove(line)),
+        "a second bestmove: {rest:?}"
+    );
+}
+
+// 8. -----------------------------------------------------------------------
+
+/// Input that is not a valid command, or is one that must change nothing.
+fn garbage() -> Vec<Vec<u8>> {
+    let mut lines: Vec<Vec<u8>> = [
+        "hello",
+        "xyzzy 1 2 3",
+        "UCI",
+        "uci uci",
+        "isready now",
+        "go fast",
+        "go depth",
+        "go depth 99999999999999999999",
+        "go depth -3",
+        "go nodes -1",
+        "go movetime 18446744073709551616",
+        "go wtime 99999999999999999999999",
+        "go perft",
+        "go perft 99999999999",
+        "go perft 3 4",
+        "go searchmoves",
+        "go depth 1 searchmoves a1a1",
+        "go depth 1 searchmoves zzzz",
+        "go mate",
+        "setoption",
+        "setoption name",
+        "setoption Hash 3",
+        "setoption name Hash",
+        "setoption name Hash value",
+        "setoption name Hash value 99999999",
+        "setoption name Hash value 0",
+        "setoption name Hash value -1",
+        "setoption name Hash value 18446744073709551617",
+        "setoption name BoardSize value 9",
+        "setoption name BoardSize value 2",
+        "setoption name BoardSize value three",
+        "setoption name Rules value chess",
+        "setoption name Evaluation value",
+        "setoption name Move Overhead value -5",
+        "setoption name Ponder value maybe",
+        "setoption name MultiPV value 0",
+        "setoption name Threads value 4",
+        "setoption name Clear Hash value 1",
+        "setoption value 3",
+        "position",
+        "position fen",
+        "position startfoo",
+        "position startpos extra",
+        "position startpos moves zzzz",
+        "position startpos moves a3b3 a3b3",
+        "position startpos moves a3b3 b1b2 a1a1",
+        "position startpos moves 0000",
+        "position fen B2/B2/1WW",
+        "position fen B2/B2/1WW x",
+        "position fen B2/B2/1WW b extra",
+        "position fen B2/B2/1W b",
+        "position fen BBB/B2/1WW b",
+        "position fen 3/3/3 b",
+        "position fen B1/1W b",
+        "position fen B8/9/9/9/9/9/9/9/1WWWWWWWW b",
+        "position fen 99999999999999999999999/3/3 b",
+        "position fen B2/B2/1WW b moves a3b3 zzzz",
+        "position fen B2/B2/1WX b",
+        "position fen ///////// b",
+        "debug",
+        "debug maybe",
+        "bench 1 2",
+        "bench -1",
+        "bench 99999999999",
+        "perft 3",
+        "d now",
+        "eval please",
+        "ponderhit",
+        "quitquit",
+        "quit now",
+        "stop now",
+        "go\tdepth\t-1",
+    ]
+    .iter()
+    .map(|line| line.as_bytes().to_vec())
+    .collect();
+    // Control characters, escapes and invalid UTF-8, as raw bytes.
+    lines.extend([
+        b"\0".to_vec(),
+        b"\0\0\0isready".to_vec(),
+        b"isready\0".to_vec(),
+        b"go\0depth 3".to_vec(),
+        b"\xff\xfe\xfd".to_vec(),
+        b"go \xc3\x28 depth 3".to_vec(),
+        b"isready\xff".to_vec(),
+        b"position fen B2/B2/1W\xe2\x82 b".to_vec(),
+        b"setoption name \xff value \xfe".to_vec(),
+        b"\x1b[2J\x1b[H".to_vec(),
+        b"\x7f\x08\x08".to_vec(),
+        b"\xef\xbb\xbfisready".to_vec(), // a byte order mark
+        "\u{202e}isready".as_bytes().to_vec(),
+        "posítion stârtpos".as_bytes().to_vec(),
+    ]);
+    // Huge lines.
+    lines.push(vec![b'x'; 1 << 20]);
+    let mut cycle = b"position startpos moves".to_vec();
+    while cycle.len() < 100 * 1024 {
+        cycle.extend_from_slice(b" a2a1 a1a2");
+    }
+    lines.push(cycle);
+    let mut slashes = b"position fen ".to_vec();
+    slashes.extend(std::iter::repeat_n(b'/', 1000));
+    slashes.extend_from_slice(b" b");
+    lines.push(slashes);
+    let mut long_option = b"setoption name ".to_vec();
+    long_option.extend(std::iter::repeat_n(b'A', 60_000));
+    long_option.extend_from_slice(b" value 1");
+    lines.push(long_option);
+    let mut many_moves = b"go depth 1 searchmoves".to_vec();
+    while many_moves.len() < 60_000 {
+        many_moves.extend_from_slice(b" a1a1");
+    }
+    lines.push(many_moves);
+    lines.push(format!("go depth {}", "9".repeat(50_000)).into_bytes());
+    lines
+}
+
+/// Lines with no content: must produce no output at all.
+const BLANK: [&[u8]; 7] = [b"", b"\r", b"\r\r", b"\t", b" \t \t ", b"\t\r", b"\x0b\x0c"];
+
+#[test]
+fn survives_hostile_input() {
+    let _cpu = shared();
+    let mut engine = Engine::start();
+    let fen = "1B2/B2W/3W/BW2 w";
+    let out = engine.send_all(&[&format!("position fen {fen}")]);
+    assert!(out.is_empty(), "unexpected output {out:?}");
+    assert_eq!(displayed_fen(&mut engine), fen);
+    let legal_before = legal_moves(&mut engine);
+
+    let mut problems = Vec::new();
+    for line in garbage() {
+        let mut bytes = line.clone();
+        bytes.push(b'\n');
+        engine.send_bytes(&bytes);
+        let out = engine.sync();
+        let shown = common::shorten(&String::from_utf8_lossy(&line));
+        if out.is_empty() {
+            problems.push(format!("{shown:?}: no error message"));
+        }
+        for reply in &out {
+            if !reply.starts_with("info string error: ") {
+                problems.push(format!("{shown:?}: unexpected reply {reply:?}"));
+            }
+        }
+    }
+    for line in BLANK {
+        let mut bytes = line.to_vec();
+        bytes.push(b'\n');
+        engine.send_bytes(&bytes);
+        let out = engine.sync();
+        if !out.is_empty() {
+            problems.push(format!("blank line {line:?}: replies {out:?}"));
+        }
+    }
+    // Harmless commands at odd times: they may say something, but only
+    // `info string`.
+    for line in [
+        "stop",
+        "ponderhit",
+        "ucinewgame",
+        "setoption name Clear Hash",
+    ] {
+        for reply in engine.send_all(&[line]) {
+            if !reply.starts_with("info string ") {
+                problems.push(format!("{line:?}: unexpected reply {reply:?}"));
+            }
+        }
+    }
+    // Line endings and separators a GUI may use.
+    for line in [&b"isready\r\n"[..], b"\tisready \t\n", b"   isready\r\r\n"] {
+        engine.send_bytes(line);
+        engine.wait_for("readyok", LONG);
+    }
+    // A burst of garbage and isready in one write: every isready answered,
+    // in order, and nothing but errors besides.
+    let mut burst = Vec::new();
+    let pieces = garbage();
+    let small: Vec<&Vec<u8>> = pieces.iter().filter(|line| line.len() < 1000).collect();
+    for round in 0..2000 {
+        burst.extend_from_slice(small[round % small.len()]);
+        burst.extend_from_slice(b"\nisready\n");
+    }
+    engine.send_bytes(&burst);
+    let mut readyoks = 0;
+    while readyoks < 2000 {
+        let (line, _) = engine.expect_line(|_| true, LONG);
+        if line == "readyok" {
+            readyoks += 1;
+        } else if !line.starts_with("info string error: ") {
+            problems.push(format!("burst: unexpected reply {line:?}"));
+        }
+    }
+    assert!(engine.sync().is_empty());
+    // The longest line accepted is accepted whole.
+    let limit = dodgem::engine::MAX_LINE;
+    let mut padded = b"isready".to_vec();
+    padded.resize(limit, b' ');
+    padded.push(b'\n');
+    engine.send_bytes(&padded);
+    engine.wait_for("readyok", LONG);
+    assert!(engine.sync().is_empty());
+    assert!(problems.is_empty(), "{problems:#?}");
+
+    // Valid commands with hostile values: each search still ends.
+    for go in [
+        "go depth 0",
+        "go nodes 0",
+        "go nodes 1",
+        "go mate 0",
+        "go movetime 0",
+        "go wtime -9223372036854775808 btime -9223372036854775808",
+        "go wtime 0 btime 0 winc 0 binc 0 movestogo 0",
+        "go depth 4294967295 movetime 50",
+        "go nodes 18446744073709551615 movetime 50",
+    ] {
+        let lines = engine.go(go, LONG);
+        let best = best_move(lines.last().expect("bestmove")).to_string();
+        assert!(legal_before.contains(&best), "{go}: illegal {best}");
+        assert!(
+            lines.iter().any(|line| is_search_info(line)),
+            "{go}: no info line (the first iteration always completes): {lines:?}"
+        );
+    }
+    for go in [
+        "go movetime 18446744073709551615",
+        "go wtime 9223372036854775807 btime 9223372036854775807",
+    ] {
+        // (The search may end by itself once it proves a result.)
+        engine.send(go);
+        thread::sleep(Duration::from_millis(100));
+        engine.send("stop");
+        let (line, _) = engine.expect_line(is_bestmove, LONG);
+        assert!(
+            legal_before.contains(&best_move(&line).to_string()),
+            "{go}: {line}"
+        );
+        let rest = engine.sync();
+        assert!(
+            !rest.iter().any(|l| is_bestmove(l)),
+            "{go}: two bestmoves: {rest:?}"
+        );
+    }
+
+    // Nothing changed the position, and the engine still talks.
+    assert_eq!(displayed_fen(&mut engine), fen);
+    engine.send("uci");
+    engine.wait_for("uciok", LONG);
+    let lines = engine.go("go depth 3", LONG);
+    let best = best_move(lines.last().expect("bestmove")).to_string();
+    assert!(
+        legal_before.contains(&best),
+        "bestmove {best} not among {legal_before:?}"
+    );
+
+    // End of input: a clean exit.
+    engine.close_stdin();
+    let status = engine.wait_exit(Duration::from_secs(5));
+    assert_eq!(status.code(), Some(0), "exit status {status}");
+}
+
+// 9. -----------------------------------------------------------------------
+
+#[test]
+fn quit_during_a_search_exits_cleanly_with_one_bestmove() {
+    let _cpu = shared();
+    let mut engine = Engine::start();
+    board(&mut engine, 6);
+    engine.send("go infinite");
+    assert_no_bestmove_for(&mut engine, Duration::from_millis(100), "go infinite");
+    let sent = engine.send("quit");
+    let status = engine.wait_exit(Duration::from_secs(2));
+    let exited = sent.elapsed();
+    let rest = engine.read_to_eof(Duration::from_secs(2));
+    eprintln!("quit during search: exited within {:.1} ms", ms(exited));
+    assert_eq!(status.code(), Some(0), "exit status {status}");
+    let best: Vec<&String> = rest.iter().filter(|line| is_bestmove(line)).collect();
+    assert_eq!(best.len(), 1, "bestmove lines after quit: {rest:#?}");
+}
+
+#[test]
+fn end_of_input_during_a_search_exits_cleanly_with_one_bestmove() {
+    let _cpu = shared();
+    let mut engine = Engine::start();
+    board(&mut engine, 6);
+    engine.send("go infinite");
+    assert_no_bestmove_for(&mut engine, Duration::from_millis(100), "go infinite");
+    engine.close_stdin();
+    let status = engine.wait_exit(Duration::from_secs(2));
+    let rest = engine.read_to_eof(Duration::from_secs(2));
+    assert_eq!(status.code(), Some(0), "exit status {status}");
+    let best: Vec<&String> = rest.iter().filter(|line| is_bestmove(line)).collect();
+    assert_eq!(
+        best.len(),
+        1,
+        "bestmove lines after end of input: {rest:#?}"
+    );
+}
+
+// 10. ----------------------------------------------------------------------
+
+/// The searches whose output must not depend on anything but the input.
+const DETERMINISM: [(usize, &str, &str); 5] = [
+    (3, "textbook", "position startpos"),
+    (4, "classic", "position startpos moves a3b3 b1b2"),
+    (5, "textbook", "position startpos"),
+    (6, "classic", "position startpos"),
+    (6, "textbook", "position fen 6/B2W2/1B4/2B1W1/B2W2/1W3B w"),
+];
+
+/// `go depth 6` after `ucinewgame` for each case, time and nps masked.
+fn depth_6_outputs(engine: &mut Engine) -> Vec<Vec<String>> {
+    DETERMINISM
+        .iter()
+        .map(|(size, rules, position)| {
+            let out = engine.send_all(&[
+                &format!("setoption name BoardSize value {size}"),
+                &format!("setoption name Rules value {rules}"),
+                position,
+            ]);
+            assert!(out.is_empty(), "unexpected output {out:?}");
+            engine.send("ucinewgame");
+            engine
+                .go("go depth 6", LONG)
+                .iter()
+                .map(|line| mask_timing(line))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn fixed_depth_search_is_deterministic() {
+    let _cpu = shared();
+    let mut first = Engine::start();
+    let mut second = Engine::start();
+    let a = depth_6_outputs(&mut first);
+    let b = depth_6_outputs(&mut first);
+    let c = depth_6_outputs(&mut second);
+    for (index, case) in DETERMINISM.iter().enumerate() {
+        assert!(
+            a[index].iter().any(|line| is_search_info(line)),
+            "{case:?}: no info line: {:#?}",
+            a[index]
+        );
+        assert_eq!(a[index], b[index], "{case:?}: twice in one process");
+        assert_eq!(a[index], c[index], "{case:?}: two processes");
+    }
+}
+
+// 11. ----------------------------------------------------------------------
+
+/// The node count of the bench summary line `<nodes> nodes <nps> nps`,
+/// which must be the last line.
+fn bench_nodes(lines: &[String]) -> u64 {
+    let last = lines.last().expect("bench output");
+    let words: Vec<&str> = last.split_whitespace().collect();
+    match words[..] {
+        [nodes, "nodes", nps, "nps"] if nps.parse::<u64>().is_ok() => nodes
+            .parse()
+            .unwrap_or_else(|_| panic!("bad node count in {last:?}")),
+        _ => panic!("last bench line is not `<nodes> nodes <nps> nps`: {lines:#?}"),
+    }
+}
+
+fn is_bench_summary(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    matches!(words[..], [_, "nodes", _, "nps"])
+}
+
+#[test]
+fn bench_node_counts_agree_between_protocol_and_shell() {
+    let _cpu = shared();
+    for depth in [6, 12] {
+        let shell: Vec<u64> = (0..2)
+            .map(|_| {
+                let (status, text) = run_cli(&["bench", &depth.to_string()], LONG);
+                assert!(status.success(), "dodgem bench {depth}: {status}");
+                let lines: Vec<String> = text.lines().map(str::to_string).collect();
+                bench_nodes(&lines)
+            })
+            .collect();
+        assert_eq!(shell[0], shell[1], "two shell runs of bench {depth}");
+
+        // From the protocol, after other work that must not influence it.
+        let mut engine = Engine::start();
+        let out = engine.send_all(&[
+            "setoption name Hash value 1",
+            "setoption name Rules value classic",
+            "setoption name BoardSize value 5",
+            "position startpos",
+        ]);
+        assert!(out.is_empty(), "unexpected output {out:?}");
+        engine.go("go depth 5", LONG);
+        engine.send(&format!("bench {depth}"));
+        let (lines, _) = engine.read_until(is_bench_summary, LONG);
+        let protocol = bench_nodes(&lines);
+        assert_eq!(protocol, shell[0], "bench {depth}: protocol vs shell");
+        // And once more in the same process.
+        engine.send(&format!("bench {depth}"));
+        let (lines, _) = engine.read_until(is_bench_summary, LONG);
+        assert_eq!(bench_nodes(&lines), shell[0], "bench {depth}: second run");
+    }
+}
+
+// 12. ----------------------------------------------------------------------
+
+/// Whether a stdout line looks like part of the protocol.
+fn is_protocol_line(line: &str) -> bool {
+    let first = line.split_whitespace().next().unwrap_or("");
+    matches!(
+        first,
+        "id" | "option"
+            | "uciok"
+            | "readyok"
+            | "info"
+            | "bestmove"
+            | "copyprotection"
+            | "registration"
+    )
+}
+
+#[test]
+fn stdout_carries_only_protocol_lines_even_with_logging() {
+    let _cpu = shared();
+    let mut engine = Engine::start_with(|command| {
+        command
+            .env("RUST_LOG", "debug")
+            .stderr(std::process::Stdio::piped());
+    });
+    let mut out = engine.send_all(&[
+        "uci",
+        "debug on",
+        "setoption name BoardSize value 4",
+        "setoption name Nonsense value 1",
+        "ucinewgame",
+        "position startpos moves a2b2",
+        "bogus command",
+    ]);
+    out.extend(engine.go("go depth 4", LONG));
+    out.extend(engine.go("go movetime 50", LONG));
+    engine.send("go infinite");
+    thread::sleep(Duration::from_millis(50));
+    engine.send("stop");
+    out.extend(engine.read_until(is_bestmove, LONG).0);
+    out.extend(engine.send_all(&["go ponder wtime 100 btime 100", "ponderhit"]));
+    engine.send("quit");
+    out.extend(engine.read_to_eof(LONG));
+    let status = engine.wait_exit(LONG);
+    assert_eq!(status.code(), Some(0), "exit status {status}");
+    let strays: Vec<&String> = out.iter().filter(|line| !is_protocol_line(line)).collect();
+    assert!(
+        strays.is_empty(),
+        "non-protocol lines on stdout: {strays:#?}"
+    );
+    assert_eq!(out.iter().filter(|line| is_bestmove(line)).count(), 4);
+    let stderr = engine.stderr();
+    assert!(!stderr.is_empty(), "RUST_LOG=debug wrote nothing to stderr");
+}
