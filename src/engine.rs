@@ -19,12 +19,14 @@ use parking_lot::Mutex;
 use crate::bench::{self, BenchReport};
 use crate::board::{Color, Move, Outcome, Position, Rules, square};
 use crate::eval::{self, Evaluation};
-use crate::notation::{format_move, format_position, parse_move, parse_position};
+use crate::notation::{
+    format_move, format_moves_sorted, format_position, parse_move, parse_position,
+};
 use crate::options::{self, Change, Options};
 use crate::protocol::response::{bestmove_line, info_line, info_string};
 use crate::protocol::{Command, Go, Start, parse, quote};
 use crate::search::thread::{Event, Job, SearchThread, Shared};
-use crate::search::{Limits, Outcome as SearchOutcome, Request, Settings, Signals, Tables};
+use crate::search::{Limits, Request, SearchResult, Settings, Signals, Tables};
 use crate::time::TimeLimit;
 
 /// Input lines longer than this are refused whole (a protection against
@@ -163,7 +165,7 @@ enum Task {
         infinite: bool,
         pondering: bool,
         /// A result that arrived while held.
-        pending: Option<SearchOutcome>,
+        pending: Option<SearchResult>,
         /// Set for a finished game: no job was sent, the result is ready.
         game_over: bool,
         started: Instant,
@@ -421,7 +423,7 @@ impl<W: Write> Engine<W> {
                 hold,
                 infinite: go.infinite,
                 pondering: go.ponder,
-                pending: Some(SearchOutcome {
+                pending: Some(SearchResult {
                     best_move: None,
                     ponder_move: None,
                     score: 0,
@@ -670,12 +672,7 @@ impl<W: Write> Engine<W> {
             position.cars_off(Color::Black),
             position.cars_off(Color::White)
         ))?;
-        let mut moves: Vec<String> = position
-            .legal_moves()
-            .iter()
-            .map(|&mv| format_move(Some(mv)))
-            .collect();
-        moves.sort();
+        let mut moves = format_moves_sorted(&position.legal_moves());
         if moves.is_empty() {
             moves.push("(none)".to_string());
         }

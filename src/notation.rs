@@ -207,6 +207,13 @@ pub fn format_move(mv: Option<Move>) -> String {
     }
 }
 
+/// Prints moves, sorted alphabetically (how lists of moves are shown).
+pub fn format_moves_sorted(moves: &[Move]) -> Vec<String> {
+    let mut names: Vec<String> = moves.iter().map(|&mv| format_move(Some(mv))).collect();
+    names.sort();
+    names
+}
+
 /// Why a move could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MoveError {

@@ -183,16 +183,18 @@ fn stop_ends_an_infinite_search_within_20ms_100_times() {
     );
     assert!(problems.is_empty(), "{problems:#?}");
     assert_eq!(latencies.len(), 100);
+    assert_all_within(&latencies, REPLY_BOUND, "bestmove after stop");
+}
+
+/// Fails naming every round whose latency exceeded `bound`.
+fn assert_all_within(latencies: &[Duration], bound: Duration, what: &str) {
     let slow: Vec<String> = latencies
         .iter()
         .enumerate()
-        .filter(|(_, latency)| **latency > REPLY_BOUND)
+        .filter(|(_, latency)| **latency > bound)
         .map(|(round, latency)| format!("round {round}: {:.2} ms", ms(*latency)))
         .collect();
-    assert!(
-        slow.is_empty(),
-        "bestmove later than {REPLY_BOUND:?} after stop: {slow:?}"
-    );
+    assert!(slow.is_empty(), "{what} later than {bound:?}: {slow:?}");
 }
 
 // 4. -----------------------------------------------------------------------
@@ -231,16 +233,7 @@ fn isready_is_answered_within_20ms_during_a_search() {
         ms(at.saturating_duration_since(sent))
     );
     assert!(infos > 0, "the search reported nothing while it ran");
-    let slow: Vec<String> = latencies
-        .iter()
-        .enumerate()
-        .filter(|(_, latency)| **latency > REPLY_BOUND)
-        .map(|(round, latency)| format!("round {round}: {:.2} ms", ms(*latency)))
-        .collect();
-    assert!(
-        slow.is_empty(),
-        "readyok later than {REPLY_BOUND:?}: {slow:?}"
-    );
+    assert_all_within(&latencies, REPLY_BOUND, "readyok after isready");
 }
 
 // 5. -----------------------------------------------------------------------

@@ -2,7 +2,9 @@
 //! against simple, independent code on random games of every board size.
 
 use dodgem::board::{Color, Direction, Move, Position, square};
-use dodgem::notation::{format_move, format_position, parse_move, parse_position};
+use dodgem::notation::{
+    format_move, format_moves_sorted, format_position, parse_move, parse_position,
+};
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 struct Rng(u64);
@@ -53,16 +55,6 @@ fn naive_moves(position: &Position) -> Vec<String> {
     moves
 }
 
-fn sorted_moves(position: &Position) -> Vec<String> {
-    let mut moves: Vec<String> = position
-        .legal_moves()
-        .iter()
-        .map(|&mv| format_move(Some(mv)))
-        .collect();
-    moves.sort();
-    moves
-}
-
 /// Plays random games on every size and checks each position on the way.
 #[test]
 fn random_games_agree_with_simple_code() {
@@ -75,7 +67,7 @@ fn random_games_agree_with_simple_code() {
                 positions += 1;
                 let moves = position.legal_moves();
                 assert_eq!(
-                    sorted_moves(&position),
+                    format_moves_sorted(&moves),
                     naive_moves(&position),
                     "{}",
                     format_position(&position)

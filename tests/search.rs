@@ -2,10 +2,10 @@
 
 use dodgem::board::Rules;
 use dodgem::notation::{format_move, parse_position};
-use dodgem::search::{Limits, Outcome, Request, Score, Settings, Signals, Tables, search};
+use dodgem::search::{Limits, Request, Score, SearchResult, Settings, Signals, Tables, search};
 use dodgem::{Position, search::Info};
 
-fn run(position: &str, rules: Rules, limits: Limits, multipv: usize) -> (Outcome, Vec<Info>) {
+fn run(position: &str, rules: Rules, limits: Limits, multipv: usize) -> (SearchResult, Vec<Info>) {
     let request = Request {
         position: parse_position(position).unwrap(),
         history: Vec::new(),
@@ -31,7 +31,7 @@ fn depth(d: u32) -> Limits {
     }
 }
 
-fn best(outcome: &Outcome) -> String {
+fn best(outcome: &SearchResult) -> String {
     format_move(outcome.best_move)
 }
 

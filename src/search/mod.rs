@@ -171,7 +171,7 @@ pub struct Info {
 
 /// What a finished search found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Outcome {
+pub struct SearchResult {
     /// `None` only when the root has no legal move.
     pub best_move: Option<Move>,
     pub ponder_move: Option<Move>,
@@ -196,7 +196,7 @@ pub fn search(
     tables: &mut Tables,
     signals: &Signals,
     report: &mut dyn FnMut(Info),
-) -> Outcome {
+) -> SearchResult {
     let mut searcher = Searcher::new(request, tables, signals);
     searcher.iterate(report)
 }
@@ -296,7 +296,7 @@ impl<'a> Searcher<'a> {
         self.stopped
     }
 
-    fn iterate(&mut self, report: &mut dyn FnMut(Info)) -> Outcome {
+    fn iterate(&mut self, report: &mut dyn FnMut(Info)) -> SearchResult {
         let root = self.request.position;
         self.tables.tt.new_search();
         let mut moves = root.legal_moves();
@@ -319,7 +319,7 @@ impl<'a> Searcher<'a> {
                 pv: vec![mv],
             })
             .collect();
-        let mut outcome = Outcome {
+        let mut outcome = SearchResult {
             best_move: root_moves.first().map(|rm| rm.mv),
             ponder_move: None,
             score: 0,

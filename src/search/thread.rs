@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 
-use super::{Info, Outcome, Request, Signals, Tables, search};
+use super::{Info, Request, SearchResult, Signals, Tables, search};
 use crate::bench::{self, BenchReport};
 use crate::board::{Move, Position};
 use crate::perft;
@@ -49,7 +49,7 @@ pub enum Job {
 #[derive(Debug)]
 pub enum Event {
     Info(Info),
-    SearchDone(Outcome),
+    SearchDone(SearchResult),
     /// `None` when the count was stopped before it finished.
     PerftDone(Option<Vec<(Move, u64)>>),
     BenchDone(BenchReport),
