@@ -17,8 +17,10 @@ use crate::tt::TranspositionTable;
 /// State the protocol thread and the search thread share.
 pub struct Shared {
     pub signals: Signals,
-    /// Locked by the search thread for the whole of a job; the protocol
-    /// thread locks it only while no job runs (`ucinewgame`, `Hash`).
+    /// Locked by the search thread for the whole of each job. The protocol
+    /// thread changes the tables only through jobs (`ucinewgame`, `Hash`,
+    /// `Clear Hash`), so it never waits on this lock and keeps reading
+    /// input while a slow resize runs.
     pub tables: Mutex<Tables>,
 }
 
