@@ -463,7 +463,7 @@ impl Position {
         MASKS[self.size()].board & !(self.cars[0] | self.cars[1])
     }
 
-    /// Appends every legal move to `list`: exits first, then forward moves,
+    /// Every legal move: exits first, then forward moves,
     /// then sideways moves (a useful order for the search). A finished game
     /// (either side has no cars) has no moves.
     pub fn legal_moves(&self) -> MoveList {
