@@ -158,8 +158,9 @@ fn textbook_terms(position: &Position) -> Vec<Term> {
     ]
 }
 
-/// Moves `color` still needs to drive every car off an empty road.
-fn moves_to_go(position: &Position, color: Color) -> i32 {
+/// Moves `color` still needs to drive every car off an empty road (also
+/// the time manager's guess at how long the game has left).
+pub fn moves_to_go(position: &Position, color: Color) -> i32 {
     let size = position.size();
     coords(position, color)
         .map(|(file, rank)| match color {

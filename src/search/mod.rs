@@ -17,8 +17,8 @@ pub mod thread;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::board::{Color, Move, Position, Rules};
-use crate::eval::{Evaluation, evaluate_for_side_to_move};
+use crate::board::{Move, Position, Rules};
+use crate::eval::{Evaluation, evaluate_for_side_to_move, moves_to_go};
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
 
@@ -233,7 +233,8 @@ impl<'a> Searcher<'a> {
         keys.push(request.position.key());
         let root_index = keys.len() - 1;
         let pondering = signals.pondering.load(Ordering::Acquire);
-        let moves_needed = moves_needed(&request.position);
+        let position = &request.position;
+        let moves_needed = moves_to_go(position, position.side_to_move()) as u32;
         Searcher {
             request,
             rules: request.settings.rules,
@@ -705,23 +706,4 @@ impl<'a> Searcher<'a> {
             pv: rm.pv.clone(),
         }
     }
-}
-
-/// Moves the side to move still needs to drive all its cars off, ignoring
-/// the other side (the time manager's guess at the game's length).
-fn moves_needed(position: &Position) -> u32 {
-    let size = position.size() as u32;
-    let side = position.side_to_move();
-    let mut cars = position.cars(side);
-    let mut total = 0;
-    while cars != 0 {
-        let sq = cars.trailing_zeros() as u8;
-        cars &= cars - 1;
-        let progress = match side {
-            Color::Black => crate::board::file_of(sq),
-            Color::White => crate::board::rank_of(sq),
-        } as u32;
-        total += size - progress;
-    }
-    total
 }
