@@ -102,14 +102,6 @@ impl Direction {
         }
     }
 
-    /// Whether a car of `color` may drive this way.
-    pub fn allowed_for(self, color: Color) -> bool {
-        match color {
-            Color::Black => self != Direction::West,
-            Color::White => self != Direction::South,
-        }
-    }
-
     /// The direction that takes `color`'s cars towards their exit.
     pub fn forward(color: Color) -> Direction {
         match color {

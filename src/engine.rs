@@ -714,29 +714,19 @@ impl<W: Write> Engine<W> {
 /// Whether `go` has clock parameters (a timed search) but not the side to
 /// move's own clock: the name of the missing parameter.
 fn missing_clock(go: &Go, side: Color) -> Option<&'static str> {
-    let timed = go.wtime.is_some()
-        || go.btime.is_some()
-        || go.winc.is_some()
-        || go.binc.is_some()
-        || go.movestogo.is_some();
     let (own, name) = match side {
         Color::White => (go.wtime, "wtime"),
         Color::Black => (go.btime, "btime"),
     };
-    (timed && own.is_none() && go.movetime.is_none() && !go.infinite).then_some(name)
+    (go.has_clock() && own.is_none() && go.movetime.is_none() && !go.infinite).then_some(name)
 }
 
 /// Turns `go`'s parameters into search limits for `side` to move.
 fn limits(go: &Go, side: Color, searchmoves: Vec<Move>) -> Limits {
     let ms = |value: Option<i64>| Duration::from_millis(value.unwrap_or(0).max(0) as u64);
-    let clock_given = go.wtime.is_some()
-        || go.btime.is_some()
-        || go.winc.is_some()
-        || go.binc.is_some()
-        || go.movestogo.is_some();
     let time = if let Some(movetime) = go.movetime {
         TimeLimit::MoveTime(Duration::from_millis(movetime))
-    } else if clock_given {
+    } else if go.has_clock() {
         let (remaining, increment) = match side {
             Color::White => (go.wtime, go.winc),
             Color::Black => (go.btime, go.binc),

@@ -46,6 +46,18 @@ pub struct Go {
     pub searchmoves: Vec<String>,
 }
 
+impl Go {
+    /// Whether any clock parameter is given: such a `go` is a timed search,
+    /// with a clock it leaves out counting as zero.
+    pub fn has_clock(&self) -> bool {
+        self.wtime.is_some()
+            || self.btime.is_some()
+            || self.winc.is_some()
+            || self.binc.is_some()
+            || self.movestogo.is_some()
+    }
+}
+
 /// One protocol command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
