@@ -21,6 +21,7 @@ pub mod notation;
 pub mod options;
 pub mod perft;
 pub mod protocol;
+pub mod referee;
 pub mod search;
 pub mod time;
 pub mod tt;

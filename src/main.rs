@@ -36,6 +36,8 @@ enum Commands {
         #[arg(long, conflicts_with = "size")]
         fen: Option<String>,
     },
+    /// Play games between two engines over pipes and report the score.
+    Match(Box<dodgem::referee::MatchArgs>),
 }
 
 fn main() -> ExitCode {
@@ -88,5 +90,6 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             println!("Time: {} ms, {nps} nodes/s", elapsed.as_millis());
             Ok(())
         }
+        Commands::Match(args) => Ok(dodgem::referee::run(&args)?),
     }
 }
