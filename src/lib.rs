@@ -22,6 +22,8 @@ pub mod options;
 pub mod perft;
 pub mod protocol;
 pub mod search;
+pub mod solver;
+pub mod tablebase;
 pub mod time;
 pub mod tt;
 mod zobrist;
