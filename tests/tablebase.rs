@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Engine, LONG, Rng, best_move, is_bestmove};
+use common::{Engine, LONG, Rng, best_move, is_bestmove, ms, shared, timing};
 use dodgem::board::{Color, Outcome, Position, Rules, WinReason};
 use dodgem::notation::format_position;
 use dodgem::solver::{self, Counts, Geometry, Value};
@@ -15,6 +15,7 @@ use dodgem::tablebase::{self, Table};
 
 #[test]
 fn three_by_three_matches_the_published_counts() {
+    let _cpu = shared();
     for (rules, wins, losses) in [(Rules::Textbook, 1_120, 843), (Rules::Classic, 1_123, 840)] {
         let table = tablebase::builtin(3, rules).unwrap();
         let report = solver::report(&table, 2);
@@ -41,6 +42,7 @@ fn three_by_three_matches_the_published_counts() {
 
 #[test]
 fn four_by_four_start_is_a_draw_under_both_rules() {
+    let _cpu = shared();
     for rules in Rules::ALL {
         let table = tablebase::builtin(4, rules).unwrap();
         assert_eq!(table.probe(&Position::start(4)), Some(Value::Draw));
@@ -92,6 +94,7 @@ fn check_position(table: &Table, position: &Position, rules: Rules) {
 
 #[test]
 fn every_value_agrees_with_its_successors() {
+    let _cpu = shared();
     for size in [3, 4] {
         for rules in Rules::ALL {
             let table = tablebase::builtin(size, rules).unwrap();
@@ -142,6 +145,7 @@ fn solve(engine: &mut Engine) -> String {
 
 #[test]
 fn self_play_from_tables_ends_as_the_table_predicts() {
+    let _cpu = shared();
     let mut rng = Rng(0x7AB1_EBA5E);
     let mut engine = Engine::start();
     let (mut decided, mut drawn) = (0, 0);
@@ -236,6 +240,7 @@ fn self_play_from_tables_ends_as_the_table_predicts() {
 
 #[test]
 fn a_bad_table_file_is_refused_and_the_engine_carries_on() {
+    let _cpu = shared();
     let dir = std::env::temp_dir().join(format!("dodgem-bad-tables-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let good = dir.join("3x3-classic.dtb");
@@ -292,4 +297,34 @@ fn a_bad_table_file_is_refused_and_the_engine_carries_on() {
     );
     assert_eq!(solve(&mut engine), "solve loss 18");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn solve_answers_within_a_few_milliseconds_once_the_table_exists() {
+    let _cpu = timing();
+    let mut rng = Rng(0x50_1BE5);
+    let mut engine = Engine::start();
+    for size in [3, 4] {
+        engine.send_all(&[&format!("setoption name BoardSize value {size}")]);
+        // The first `solve` builds the table.
+        solve(&mut engine);
+        let mut times = Vec::new();
+        for _ in 0..200 {
+            let position = random_position(&mut rng, size, Rules::Textbook);
+            engine.send_all(&[&format!("position fen {}", format_position(&position))]);
+            let sent = engine.send("solve");
+            let (_, answered) = engine.wait_for("solve ", LONG);
+            times.push(answered - sent);
+        }
+        times.sort();
+        let (median, worst) = (times[times.len() / 2], times[times.len() - 1]);
+        println!(
+            "{size}x{size} solve over pipes: median {:.3} ms, worst {:.3} ms",
+            ms(median),
+            ms(worst)
+        );
+        // Generous bounds: the machine is shared (typical is ~0.1 ms).
+        assert!(median < Duration::from_millis(5), "median {median:?}");
+        assert!(worst < Duration::from_millis(100), "worst {worst:?}");
+    }
 }

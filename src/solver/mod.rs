@@ -30,10 +30,11 @@ mod moves;
 mod reach;
 mod report;
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
-pub use index::{Indexer, MAX_SOLVABLE_SIZE};
+pub use index::{Class, Indexer, MAX_SOLVABLE_SIZE};
 pub use moves::{Cars, Geometry};
 pub use reach::{Reachable, reachable};
 pub use report::{Counts, Report, describe, report};
@@ -198,6 +199,10 @@ impl Entry {
 /// Positions per unit of work handed to a thread.
 const UNIT: u64 = 1 << 15;
 
+/// A level holding more than one slot in this many is found by scanning
+/// the table instead of walking its list.
+const SCAN_RATIO: u64 = 64;
+
 /// Solves every position of `size` x `size` Dodgem under `rules`, on
 /// `threads` threads, reporting progress to `progress` (from any thread).
 ///
@@ -284,10 +289,9 @@ impl Solver {
         gathered
     }
 
-    /// Phase 1: move counts and the positions decided without looking
-    /// ahead. Returns those decided in 0 plies and in 1 ply.
-    fn seed(&self, progress: &(dyn Fn(Progress) + Sync)) -> (Vec<Entry>, Vec<Entry>) {
-        // Units: a run of black sets inside one class, for one side.
+    /// Units of work over the whole table: a run of black sets (rows of
+    /// white sets) inside one class, for one side to move, in index order.
+    fn row_units(&self) -> Vec<(Color, Class, Range<u64>)> {
         let mut units = Vec::new();
         for side in [Color::Black, Color::White] {
             for class in self.indexer.classes() {
@@ -300,6 +304,13 @@ impl Solver {
                 }
             }
         }
+        units
+    }
+
+    /// Phase 1: move counts and the positions decided without looking
+    /// ahead. Returns those decided in 0 plies and in 1 ply.
+    fn seed(&self, progress: &(dyn Fn(Progress) + Sync)) -> (Vec<Entry>, Vec<Entry>) {
+        let units = self.row_units();
         let done = AtomicU64::new(0);
         let total = 2 * self.len;
         let decided = self.parallel(units.len(), |unit, out| {
@@ -344,53 +355,114 @@ impl Solver {
         )
     }
 
-    /// Phase 2, one level: the predecessors of `frontier` (all decided in
-    /// `plies` plies) that this decides, in `plies + 1` plies.
+    /// Phase 2, one level: decides, in `plies + 1` plies, the predecessors
+    /// of `frontier` (everything decided in `plies` plies) that it can, and
+    /// returns them.
+    ///
+    /// A large level is found by scanning the table in index order rather
+    /// than by walking the list: neighbouring positions then have
+    /// neighbouring predecessors, so the updates stay in cache.
     fn retreat(&self, frontier: &[Entry], plies: u32) -> Vec<Entry> {
+        if frontier.len() as u64 * SCAN_RATIO > 2 * self.len {
+            return self.retreat_by_scan(plies);
+        }
         const CHUNK: usize = 1 << 12;
         let units = frontier.len().div_ceil(CHUNK);
-        let won = DECIDED | WIN | (plies + 1) as u16;
-        let lost = DECIDED | (plies + 1) as u16;
         self.parallel(units, |unit, out| {
             let end = ((unit + 1) * CHUNK).min(frontier.len());
             for &entry in &frontier[unit * CHUNK..end] {
-                let cars = entry.cars();
-                let side = entry.side();
+                let (cars, side) = (entry.cars(), entry.side());
                 let child_won = self.slot(cars, side).load(Ordering::Relaxed) & WIN != 0;
-                let mover = side.other();
-                self.geometry
-                    .predecessors(cars, mover, self.max_cars, |parent| {
-                        let slot = self.slot(parent, mover);
-                        let mut state = slot.load(Ordering::Relaxed);
-                        loop {
-                            if state & DECIDED != 0 {
-                                return;
-                            }
-                            let new = if !child_won {
-                                won
-                            } else if state == 1 {
-                                lost
-                            } else {
-                                state - 1
-                            };
-                            match slot.compare_exchange_weak(
-                                state,
-                                new,
-                                Ordering::Relaxed,
-                                Ordering::Relaxed,
-                            ) {
-                                Ok(_) => {
-                                    if new & DECIDED != 0 {
-                                        out.push(Entry::new(parent, mover));
-                                    }
-                                    return;
-                                }
-                                Err(actual) => state = actual,
-                            }
-                        }
-                    });
+                self.settle_predecessors(cars, side, child_won, plies, out);
             }
         })
+    }
+
+    /// [`Solver::retreat`] for a large level: scans every slot for the
+    /// values decided in `plies` plies.
+    fn retreat_by_scan(&self, plies: u32) -> Vec<Entry> {
+        let units = self.row_units();
+        let won = DECIDED | WIN | plies as u16;
+        let lost = DECIDED | plies as u16;
+        self.parallel(units.len(), |unit, out| {
+            let (side, class, ref black_ranks) = units[unit];
+            let first_row = side.index() as u64 * self.len + class.offset;
+            for black_rank in black_ranks.clone() {
+                let row_start = (first_row + black_rank * class.white_sets) as usize;
+                let row = &self.slots[row_start..row_start + class.white_sets as usize];
+                let black = self.indexer.unrank(black_rank, class.black);
+                // Walk the white sets in step with the matches: Gosper's
+                // successor for near ones, a fresh unrank for far ones.
+                let (mut at, mut squeezed) = (0, (1u32 << class.white) - 1);
+                for (rank, slot) in row.iter().enumerate() {
+                    let state = slot.load(Ordering::Relaxed);
+                    if state != won && state != lost {
+                        continue;
+                    }
+                    if rank - at < 16 {
+                        while at < rank {
+                            squeezed = next_colex(squeezed);
+                            at += 1;
+                        }
+                    } else {
+                        squeezed = self.indexer.unrank(rank as u64, class.white);
+                        at = rank;
+                    }
+                    let cars = Cars {
+                        black,
+                        white: index::spread(squeezed, black),
+                    };
+                    self.settle_predecessors(cars, side, state == won, plies, out);
+                }
+            }
+        })
+    }
+
+    /// The retreat step for one position decided in `plies` plies (won for
+    /// its side to move when `child_won`): updates each predecessor and
+    /// pushes those it decides.
+    fn settle_predecessors(
+        &self,
+        cars: Cars,
+        side: Color,
+        child_won: bool,
+        plies: u32,
+        out: &mut Vec<Entry>,
+    ) {
+        let won = DECIDED | WIN | (plies + 1) as u16;
+        let lost = DECIDED | (plies + 1) as u16;
+        let mover = side.other();
+        self.geometry
+            .predecessors(cars, mover, self.max_cars, |parent| {
+                let slot = self.slot(parent, mover);
+                let mut state = slot.load(Ordering::Relaxed);
+                loop {
+                    if state & DECIDED != 0 {
+                        return;
+                    }
+                    let new = if !child_won {
+                        won
+                    } else if state == 1 {
+                        lost
+                    } else {
+                        state - 1
+                    };
+                    match slot.compare_exchange_weak(
+                        state,
+                        new,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => {
+                            if new & DECIDED != 0 {
+                                out.push(Entry::new(parent, mover));
+                            }
+                            return;
+                        }
+                        Err(actual) => state = actual,
+                    }
+                }
+            });
     }
 
     /// The one-byte table.
