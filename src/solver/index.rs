@@ -43,7 +43,8 @@ pub struct Class {
 }
 
 impl Class {
-    pub fn len(&self) -> u64 {
+    /// Number of positions in the class.
+    pub fn positions(&self) -> u64 {
         self.black_sets * self.white_sets
     }
 }
@@ -78,7 +79,7 @@ impl Indexer {
                     black_sets: binomial[squares][black as usize],
                     white_sets: binomial[squares - black as usize][white as usize],
                 };
-                offset += class.len();
+                offset += class.positions();
                 classes.push(class);
             }
         }
