@@ -36,6 +36,16 @@ enum Commands {
         #[arg(long, conflicts_with = "size")]
         fen: Option<String>,
     },
+    /// Play in a web browser: serve a page on 127.0.0.1 and print its address.
+    Gui {
+        /// Port on 127.0.0.1 (0 picks a free one).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// The engine's command line (split like a shell's, run without one);
+        /// the default is this program's own engine.
+        #[arg(long)]
+        engine: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -87,6 +97,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             println!("Nodes searched: {nodes}");
             println!("Time: {} ms, {nps} nodes/s", elapsed.as_millis());
             Ok(())
+        }
+        Commands::Gui { port, engine } => {
+            dodgem::gui::run(dodgem::gui::GuiOptions { port, engine })
         }
     }
 }
