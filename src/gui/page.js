@@ -152,7 +152,6 @@ function renderBoard(s) {
       if (movable.has(name)) el.classList.add("movable");
       if (name === selected) el.classList.add("selected");
       if (targets.has(name)) el.classList.add("target");
-      if (lastSquares.includes(name)) el.classList.add("last");
       place(el, file, rank);
     }
     const rankLabel = document.createElement("div");
@@ -169,6 +168,9 @@ function renderBoard(s) {
     place(fileLabel, file, -1);
     // White leaves the board north of the last rank.
     place(exitCell(squareName(file, n), "white", targets), file, n);
+  }
+  for (const el of cells) {
+    if (lastSquares.includes(el.dataset.square)) el.classList.add("last");
   }
   board.replaceChildren(...cells);
 }
@@ -216,17 +218,17 @@ function renderStatus(s) {
   const banner = $("banner");
   if (s.result) {
     const winner = s.result.winner;
-    let title = winner ? `${sideName(winner)} wins` : "Draw";
     let tone = "";
+    let who = "";
     if (winner && (s.engine_side === "black" || s.engine_side === "white")) {
       const engineWon = winner === s.engine_side;
-      title += engineWon ? ": the engine wins." : ": you win!";
+      who = engineWon ? "the engine" : "you!";
       tone = engineWon ? "loss" : "win";
-    } else {
-      title += ".";
     }
     banner.className = "banner " + tone;
-    $("banner-title").textContent = title;
+    $("banner-title").textContent = winner ? `${sideName(winner)} wins` : "Draw";
+    $("banner-who").textContent = who;
+    $("banner-who").hidden = !who;
     $("banner-text").textContent = resultReason(s.result);
     banner.dataset.reason = s.result.reason;
     banner.hidden = false;
