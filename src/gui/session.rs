@@ -331,7 +331,10 @@ impl Session {
                 self.link = Link::Idle;
             }
             Some("info") if line.split_whitespace().nth(1) == Some("string") => {
-                let text = line.trim_start()["info".len()..].trim_start()["string".len()..].trim();
+                // The first "string" in the line is its second word.
+                let text = line
+                    .split_once("string")
+                    .map_or("", |(_, rest)| rest.trim());
                 log::info!("engine says: {text}");
                 self.engine_message = Some(text.to_string());
             }
