@@ -17,6 +17,7 @@ pub mod bench;
 pub mod board;
 pub mod engine;
 pub mod eval;
+pub mod gui;
 pub mod notation;
 pub mod options;
 pub mod perft;

@@ -61,6 +61,16 @@ enum Commands {
         #[arg(long)]
         quiet: bool,
     },
+    /// Play in a web browser: serve a page on 127.0.0.1 and print its address.
+    Gui {
+        /// Port on 127.0.0.1 (0 picks a free one).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// The engine's command line (split like a shell's, run without one);
+        /// the default is this program's own engine.
+        #[arg(long)]
+        engine: Option<String>,
+    },
 }
 
 fn parse_rules(name: &str) -> Result<dodgem::Rules, String> {
@@ -134,5 +144,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 .max(1),
             quiet,
         }),
+        Commands::Gui { port, engine } => {
+            dodgem::gui::run(dodgem::gui::GuiOptions { port, engine })
+        }
     }
 }
