@@ -63,6 +63,7 @@ fn play(
                 evaluation,
                 ..Settings::default()
             },
+            table: None,
         };
         let outcome = search(
             &request,

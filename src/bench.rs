@@ -106,6 +106,7 @@ pub fn run(depth: u32, signals: &Signals) -> BenchReport {
                 rules,
                 ..Settings::default()
             },
+            table: None,
         };
         let outcome = search(&request, &mut tables, signals, &mut |_| {});
         stopped = signals.stop.load(Ordering::Relaxed);

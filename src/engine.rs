@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, select};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use crate::bench::{self, BenchReport};
 use crate::board::{Color, Move, Outcome, Position, Rules, square};
@@ -27,6 +27,7 @@ use crate::protocol::response::{bestmove_line, info_line, info_string};
 use crate::protocol::{Command, Go, Start, parse, quote};
 use crate::search::thread::{Event, Job, SearchThread, Shared};
 use crate::search::{Limits, Request, SearchResult, Settings, Signals, Tables};
+use crate::tablebase::{Tablebases, Value};
 use crate::time::TimeLimit;
 
 /// Input lines longer than this are refused whole (a protection against
@@ -199,6 +200,7 @@ impl<W: Write> Engine<W> {
         let shared = Arc::new(Shared {
             signals: Signals::default(),
             tables: Mutex::new(Tables::new(options.hash_mb)),
+            tablebases: RwLock::new(Tablebases::default()),
         });
         let (event_sender, events) = crossbeam_channel::unbounded();
         let search = SearchThread::spawn(Arc::clone(&shared), event_sender);
@@ -277,6 +279,7 @@ impl<W: Write> Engine<W> {
             Command::Display => self.display(),
             Command::Eval => self.eval(),
             Command::Bench(depth) => self.bench(depth),
+            Command::Solve => self.solve(),
         }
     }
 
@@ -329,6 +332,11 @@ impl<W: Write> Engine<W> {
             Change::MoveOverhead(overhead) => self.options.move_overhead = overhead,
             Change::Ponder(on) => self.options.ponder = on,
             Change::MultiPv(lines) => self.options.multipv = lines,
+            Change::Tablebase(on) => self.options.tablebase = on,
+            Change::TablebasePath(list) => {
+                self.options.tablebase_path.clone_from(&list);
+                self.send_table_job(Job::LoadTables(list));
+            }
         }
         Ok(())
     }
@@ -446,12 +454,15 @@ impl<W: Write> Engine<W> {
             evaluation: self.options.evaluation,
             multipv: self.options.multipv,
             move_overhead: self.options.move_overhead,
+            tablebase: self.options.tablebase,
         };
         let request = Request {
             position,
             history: self.game.history(),
             limits: limits(&go, position.side_to_move(), searchmoves),
             settings,
+            // The search thread finds the table (it may have to solve it).
+            table: None,
         };
         // Scores in the table are only valid under the rules and
         // evaluation they were computed with.
@@ -597,6 +608,17 @@ impl<W: Write> Engine<W> {
                 self.table_job_done()
             }
             Event::Cleared => self.table_job_done(),
+            Event::TablesLoaded { loaded, errors } => {
+                for description in loaded {
+                    self.say(&info_string(&format!("loaded {description}")))?;
+                }
+                for message in errors {
+                    self.error(&format!(
+                        "setoption TablebasePath: {message}; carrying on without it"
+                    ))?;
+                }
+                self.table_job_done()
+            }
         }
     }
 
@@ -682,6 +704,33 @@ impl<W: Write> Engine<W> {
             None => format!("{} to move", position.side_to_move().name()),
         };
         self.say(&format!("Status: {status}"))
+    }
+
+    /// `solve`: the current position's value from the solved tables, for
+    /// the side to move, in one line. Tables are consulted whatever the
+    /// `Tablebase` option says (it governs play only).
+    fn solve(&mut self) -> io::Result<()> {
+        let position = self.game.position;
+        let side = position.side_to_move();
+        let rules = self.options.rules;
+        let answer = match self.game.outcome(rules) {
+            Some(Outcome::DrawByRepetition) => "solve draw".to_string(),
+            Some(outcome) if outcome.winner() == Some(side) => "solve win 0".to_string(),
+            Some(_) => "solve loss 0".to_string(),
+            None => {
+                let tablebases = self.shared.tablebases.read().clone();
+                match tablebases
+                    .find(position.size(), rules)
+                    .and_then(|table| table.probe(&position))
+                {
+                    Some(Value::Win(plies)) => format!("solve win {plies}"),
+                    Some(Value::Loss(plies)) => format!("solve loss {plies}"),
+                    Some(Value::Draw) => "solve draw".to_string(),
+                    None => "solve unknown".to_string(),
+                }
+            }
+        };
+        self.say(&answer)
     }
 
     fn eval(&mut self) -> io::Result<()> {

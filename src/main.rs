@@ -7,6 +7,8 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
+mod solve;
+
 /// A Dodgem engine speaking a UCI-style protocol on stdin/stdout.
 #[derive(Parser)]
 #[command(version, about)]
@@ -36,8 +38,45 @@ enum Commands {
         #[arg(long, conflicts_with = "size")]
         fen: Option<String>,
     },
+    /// Solve every position of a board size by retrograde analysis, print
+    /// a report, and optionally write the table to a file.
+    Solve {
+        /// Board size (3 to 5).
+        #[arg(long, default_value_t = 5)]
+        size: usize,
+        /// Rule for a blocked side to move: textbook (it loses) or classic
+        /// (it wins).
+        #[arg(long, default_value = "textbook", value_parser = parse_rules)]
+        rules: dodgem::Rules,
+        /// Write the table here (load it with the TablebasePath option).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// Report on a table file instead of solving.
+        #[arg(long, conflicts_with_all = ["size", "rules", "out"])]
+        table: Option<std::path::PathBuf>,
+        /// Worker threads [default: one per core].
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Play in a web browser: serve a page on 127.0.0.1 and print its address.
+    Gui {
+        /// Port on 127.0.0.1 (0 picks a free one).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// The engine's command line (split like a shell's, run without one);
+        /// the default is this program's own engine.
+        #[arg(long)]
+        engine: Option<String>,
+    },
     /// Play games between two engines over pipes and report the score.
     Match(Box<dodgem::referee::MatchArgs>),
+}
+
+fn parse_rules(name: &str) -> Result<dodgem::Rules, String> {
+    dodgem::Rules::from_name(name).ok_or_else(|| "expected textbook or classic".to_string())
 }
 
 fn main() -> ExitCode {
@@ -89,6 +128,26 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             println!("Nodes searched: {nodes}");
             println!("Time: {} ms, {nps} nodes/s", elapsed.as_millis());
             Ok(())
+        }
+        Commands::Solve {
+            size,
+            rules,
+            out,
+            table,
+            threads,
+            quiet,
+        } => solve::run(solve::Args {
+            size,
+            rules,
+            out,
+            table,
+            threads: threads
+                .unwrap_or_else(dodgem::solver::default_threads)
+                .max(1),
+            quiet,
+        }),
+        Commands::Gui { port, engine } => {
+            dodgem::gui::run(dodgem::gui::GuiOptions { port, engine })
         }
         Commands::Match(args) => Ok(dodgem::referee::run(&args)?),
     }

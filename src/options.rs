@@ -17,6 +17,10 @@ pub struct Options {
     pub move_overhead: Duration,
     pub ponder: bool,
     pub multipv: usize,
+    /// Play from solved tables where they cover the board.
+    pub tablebase: bool,
+    /// Table files to load (`TablebasePath`), separated as in `PATH`.
+    pub tablebase_path: String,
 }
 
 impl Default for Options {
@@ -29,6 +33,8 @@ impl Default for Options {
             move_overhead: Duration::from_millis(10),
             ponder: false,
             multipv: 1,
+            tablebase: true,
+            tablebase_path: String::new(),
         }
     }
 }
@@ -44,6 +50,8 @@ pub enum Change {
     MoveOverhead(Duration),
     Ponder(bool),
     MultiPv(usize),
+    Tablebase(bool),
+    TablebasePath(String),
 }
 
 const MAX_OVERHEAD_MS: u64 = 5000;
@@ -88,6 +96,11 @@ pub fn option_lines() -> Vec<String> {
             "option name MultiPV type spin default {} min 1 max {MAX_MOVES}",
             defaults.multipv
         ),
+        format!(
+            "option name Tablebase type check default {}",
+            defaults.tablebase
+        ),
+        "option name TablebasePath type string default <empty>".to_string(),
     ]
 }
 
@@ -116,6 +129,17 @@ fn choice<T>(
             "bad value {} for option {name} (expected {expected})",
             quote(value)
         )
+    })
+}
+
+/// Reads a check value.
+fn check_box(name: &str, value: Option<&str>) -> Result<bool, String> {
+    choice(name, value, "true or false", |v| {
+        match v.to_ascii_lowercase().as_str() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
     })
 }
 
@@ -152,14 +176,12 @@ pub fn check(name: &str, value: Option<&str>) -> Result<Change, String> {
         .map(Change::Evaluation),
         "move overhead" => spin("Move Overhead", value, 0, MAX_OVERHEAD_MS)
             .map(|ms| Change::MoveOverhead(Duration::from_millis(ms))),
-        "ponder" => choice("Ponder", value, "true or false", |v| {
-            match v.to_ascii_lowercase().as_str() {
-                "true" => Some(true),
-                "false" => Some(false),
-                _ => None,
-            }
-        })
-        .map(Change::Ponder),
+        "ponder" => check_box("Ponder", value).map(Change::Ponder),
+        "tablebase" => check_box("Tablebase", value).map(Change::Tablebase),
+        "tablebasepath" => Ok(Change::TablebasePath(match value {
+            None | Some("<empty>") => String::new(),
+            Some(path) => path.to_string(),
+        })),
         "multipv" => {
             spin("MultiPV", value, 1, MAX_MOVES as u64).map(|n| Change::MultiPv(n as usize))
         }
@@ -192,6 +214,19 @@ mod tests {
         assert_eq!(check("Clear Hash", None), Ok(Change::ClearHash));
         assert_eq!(check("Ponder", Some("true")), Ok(Change::Ponder(true)));
         assert!(check("MultiPV", Some("22")).is_err());
+        assert_eq!(
+            check("Tablebase", Some("false")),
+            Ok(Change::Tablebase(false))
+        );
+        assert!(check("Tablebase", Some("maybe")).is_err());
+        assert_eq!(
+            check("TablebasePath", Some("/tmp/a b.dtb")),
+            Ok(Change::TablebasePath("/tmp/a b.dtb".to_string()))
+        );
+        assert_eq!(
+            check("TablebasePath", Some("<empty>")),
+            Ok(Change::TablebasePath(String::new()))
+        );
         assert!(
             check("Threads", Some("2"))
                 .unwrap_err()
@@ -211,6 +246,8 @@ mod tests {
             "Move Overhead",
             "Ponder",
             "MultiPV",
+            "Tablebase",
+            "TablebasePath",
         ] {
             assert!(
                 lines

@@ -1,22 +1,13 @@
 //! The bitboard move generator, Zobrist keys and position strings checked
 //! against simple, independent code on random games of every board size.
 
+mod common;
+
+use common::Rng;
 use dodgem::board::{Color, Direction, Move, Position, square};
 use dodgem::notation::{
     format_move, format_moves_sorted, format_position, parse_move, parse_position,
 };
-
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
-    }
-}
 
 /// Legal moves worked out square by square from the rules in
 /// shared/dodgem.md, as move strings, sorted.

@@ -81,6 +81,8 @@ pub enum Command {
     Display,
     Eval,
     Bench(Option<u32>),
+    /// The solved value of the current position.
+    Solve,
     /// A blank line: nothing to do.
     Nothing,
 }
@@ -175,6 +177,7 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
         "quit" => no_args("quit", Command::Quit),
         "d" => no_args("d", Command::Display),
         "eval" => no_args("eval", Command::Eval),
+        "solve" => no_args("solve", Command::Solve),
         "debug" => match rest.as_slice() {
             ["on"] => Ok(Command::Debug(true)),
             ["off"] => Ok(Command::Debug(false)),

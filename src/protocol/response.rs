@@ -7,8 +7,13 @@ use crate::search::Info;
 /// An `info depth ... pv ...` line.
 pub fn info_line(info: &Info) -> String {
     let pv: Vec<String> = info.pv.iter().map(|&mv| format_move(Some(mv))).collect();
+    let tbhits = if info.tbhits > 0 {
+        format!(" tbhits {}", info.tbhits)
+    } else {
+        String::new()
+    };
     format!(
-        "info depth {} seldepth {} multipv {} score {} nodes {} nps {} hashfull {} time {} pv {}",
+        "info depth {} seldepth {} multipv {} score {} nodes {} nps {} hashfull {}{tbhits} time {} pv {}",
         info.depth,
         info.seldepth,
         info.multipv,

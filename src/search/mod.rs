@@ -12,13 +12,16 @@
 
 mod ordering;
 mod params;
+mod tablebase;
 pub mod thread;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::board::{Move, Position, Rules};
 use crate::eval::{Evaluation, evaluate_for_side_to_move, moves_to_go};
+use crate::tablebase::Table;
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
 
@@ -100,6 +103,8 @@ pub struct Settings {
     pub evaluation: Evaluation,
     pub multipv: usize,
     pub move_overhead: Duration,
+    /// Play from a solved table where one covers the board.
+    pub tablebase: bool,
 }
 
 impl Default for Settings {
@@ -109,6 +114,7 @@ impl Default for Settings {
             evaluation: Evaluation::default(),
             multipv: 1,
             move_overhead: Duration::from_millis(10),
+            tablebase: true,
         }
     }
 }
@@ -122,6 +128,9 @@ pub struct Request {
     pub history: Vec<u64>,
     pub limits: Limits,
     pub settings: Settings,
+    /// The solved table for this board and rule, when play should follow
+    /// it (see [`tablebase`]).
+    pub table: Option<Arc<Table>>,
 }
 
 /// Flags the protocol thread sets and the search reads.
@@ -165,6 +174,8 @@ pub struct Info {
     pub nodes: u64,
     pub nps: u64,
     pub hashfull: u32,
+    /// Solved-table lookups (0 when no table was used).
+    pub tbhits: u64,
     pub time: Duration,
     pub pv: Vec<Move>,
 }
@@ -197,8 +208,37 @@ pub fn search(
     signals: &Signals,
     report: &mut dyn FnMut(Info),
 ) -> SearchResult {
-    let mut searcher = Searcher::new(request, tables, signals);
-    searcher.iterate(report)
+    let probe = request
+        .table
+        .as_deref()
+        .and_then(|table| tablebase::probe_root(request, table));
+    match probe {
+        None => Searcher::new(request, tables, signals).iterate(report),
+        Some(tablebase::RootProbe::Decided(result, lines)) => {
+            for info in lines {
+                report(info);
+            }
+            result
+        }
+        Some(tablebase::RootProbe::Drawn { moves, probes }) => {
+            // Search only the moves that hold the draw; whatever the
+            // evaluation thinks of them, the table says they draw.
+            let mut drawn = request.clone();
+            drawn.settings.multipv = drawn.settings.multipv.min(moves.len());
+            drawn.limits.searchmoves = moves;
+            drawn.table = None;
+            let mut exact = |mut info: Info| {
+                info.score = Score::Cp(DRAW);
+                info.tbhits = probes;
+                report(info);
+            };
+            let result = Searcher::new(&drawn, tables, signals).iterate(&mut exact);
+            SearchResult {
+                score: DRAW,
+                ..result
+            }
+        }
+    }
 }
 
 struct Searcher<'a> {
@@ -702,6 +742,7 @@ impl<'a> Searcher<'a> {
             nodes: self.nodes,
             nps: self.nodes.saturating_mul(1_000_000) / micros,
             hashfull: self.tables.tt.hashfull(),
+            tbhits: 0,
             time,
             pv: rm.pv.clone(),
         }

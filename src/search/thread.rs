@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use super::{Info, Request, SearchResult, Signals, Tables, search};
 use crate::bench::{self, BenchReport};
 use crate::board::{Move, Position};
 use crate::perft;
+use crate::tablebase::{self, Tablebases};
 use crate::tt::TranspositionTable;
 
 /// State the protocol thread and the search thread share.
@@ -22,6 +23,10 @@ pub struct Shared {
     /// `Clear Hash`), so it never waits on this lock and keeps reading
     /// input while a slow resize runs.
     pub tables: Mutex<Tables>,
+    /// Solved tables loaded from files (`TablebasePath`). Replaced by a
+    /// `LoadTables` job once the files are read, so readers never wait on
+    /// a load.
+    pub tablebases: RwLock<Tablebases>,
 }
 
 /// Work for the search thread.
@@ -45,6 +50,9 @@ pub enum Job {
     Clear {
         history: bool,
     },
+    /// Load the table files of a `TablebasePath` value, replacing those
+    /// loaded before.
+    LoadTables(String),
 }
 
 /// What the search thread reports.
@@ -62,6 +70,12 @@ pub enum Event {
         error: Option<String>,
     },
     Cleared,
+    /// A `LoadTables` job's result: a description of each table loaded,
+    /// and a message for each file that could not be.
+    TablesLoaded {
+        loaded: Vec<String>,
+        errors: Vec<String>,
+    },
 }
 
 /// Handle to the running search thread; dropping the job sender ends it.
@@ -106,7 +120,13 @@ impl Drop for SearchThread {
 fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>) {
     for job in inbox {
         let event = match job {
-            Job::Search(request) => {
+            Job::Search(mut request) => {
+                if request.settings.tablebase {
+                    let tablebases = shared.tablebases.read().clone();
+                    let (size, rules) = (request.position.size(), request.settings.rules);
+                    // May solve a built-in table on first use.
+                    request.table = tablebases.find(size, rules);
+                }
                 let mut tables = shared.tables.lock();
                 log::debug!("search: {:?}", request.limits);
                 let mut report = |info: Info| {
@@ -147,6 +167,14 @@ fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>) {
                     tables.tt.clear();
                 }
                 Event::Cleared
+            }
+            Job::LoadTables(list) => {
+                let loaded = tablebase::load_path_list(&list);
+                *shared.tablebases.write() = Tablebases::new(loaded.tables);
+                Event::TablesLoaded {
+                    loaded: loaded.descriptions,
+                    errors: loaded.errors,
+                }
             }
         };
         if events.send(event).is_err() {

@@ -457,3 +457,16 @@ pub fn mask_timing(line: &str) -> String {
 pub fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+    }
+}

@@ -1,0 +1,123 @@
+//! Play from a solved table at the root: perfect moves, exact scores.
+//!
+//! A decided root (won or lost) needs no search: the table ranks every
+//! move and the line of best play follows from it. A drawn root keeps
+//! the search, but only over the moves that keep the draw, so the engine
+//! still tries to set the opponent problems without ever risking a loss.
+
+use std::time::Instant;
+
+use super::{Info, MATE, Request, Score, SearchResult};
+use crate::board::{Move, Position};
+use crate::tablebase::{Table, Value};
+
+/// What the table says about the root.
+pub(super) enum RootProbe {
+    /// Won or lost: the result is final (after reporting these lines).
+    Decided(SearchResult, Vec<Info>),
+    /// Drawn: search these moves (the ones that hold the draw); `probes`
+    /// table lookups were made.
+    Drawn { moves: Vec<Move>, probes: u64 },
+}
+
+/// Internal score of a value for the side to move.
+pub(super) fn score_of(value: Value) -> i32 {
+    match value {
+        Value::Win(plies) => MATE - plies as i32,
+        Value::Loss(plies) => -(MATE - plies as i32),
+        Value::Draw => 0,
+    }
+}
+
+/// Ranks the root moves with `table`; `None` when the table has nothing
+/// to say (no legal move among the ones asked for).
+pub(super) fn probe_root(request: &Request, table: &Table) -> Option<RootProbe> {
+    let started = Instant::now();
+    let root = request.position;
+    let searchmoves = &request.limits.searchmoves;
+    let mut probes = 0;
+    let mut ranked: Vec<(Move, Value)> = table
+        .rank_moves(&root)
+        .into_iter()
+        .inspect(|_| probes += 1)
+        .filter(|(mv, _)| searchmoves.is_empty() || searchmoves.contains(mv))
+        .map(|(mv, value)| (mv, repetition_adjusted(request, &root, mv, value)))
+        .collect();
+    if ranked.is_empty() {
+        return None;
+    }
+    ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
+    let best = ranked[0].1;
+    if best == Value::Draw {
+        let moves = ranked
+            .iter()
+            .take_while(|(_, value)| *value == Value::Draw)
+            .map(|&(mv, _)| mv)
+            .collect();
+        return Some(RootProbe::Drawn { moves, probes });
+    }
+    let mut lines = Vec::new();
+    for (index, &(mv, value)) in ranked
+        .iter()
+        .take(request.settings.multipv.max(1))
+        .enumerate()
+    {
+        let mut pv = vec![mv];
+        pv.extend(best_line(table, root.play(mv), &mut probes));
+        lines.push((index + 1, value, pv));
+    }
+    let time = started.elapsed();
+    let nps = probes.saturating_mul(1_000_000) / (time.as_micros().max(1) as u64);
+    let infos: Vec<Info> = lines
+        .into_iter()
+        .map(|(multipv, value, pv)| Info {
+            depth: pv.len().max(1) as i32,
+            seldepth: pv.len(),
+            multipv,
+            score: Score::from_internal(score_of(value)),
+            nodes: probes,
+            nps,
+            hashfull: 0,
+            tbhits: probes,
+            time,
+            pv,
+        })
+        .collect();
+    let main = &infos[0];
+    let result = SearchResult {
+        best_move: Some(main.pv[0]),
+        ponder_move: main.pv.get(1).copied(),
+        score: score_of(best),
+        depth: main.depth,
+        nodes: probes,
+    };
+    Some(RootProbe::Decided(result, infos))
+}
+
+/// The line of best play from a decided `position` to the end of the
+/// game (the winner hurrying, the loser delaying), counting table probes.
+fn best_line(table: &Table, mut position: Position, probes: &mut u64) -> Vec<Move> {
+    let mut line = Vec::new();
+    loop {
+        let ranked = table.rank_moves(&position);
+        *probes += ranked.len() as u64;
+        match ranked.first() {
+            Some(&(mv, value)) if value != Value::Draw => {
+                line.push(mv);
+                position = position.play(mv);
+            }
+            _ => return line,
+        }
+    }
+}
+
+/// A move into a position seen twice before draws by threefold repetition,
+/// whatever the table says.
+fn repetition_adjusted(request: &Request, root: &Position, mv: Move, value: Value) -> Value {
+    if mv.is_irreversible(root.side_to_move()) {
+        return value;
+    }
+    let key = root.play(mv).key();
+    let seen = request.history.iter().filter(|&&k| k == key).count();
+    if seen >= 2 { Value::Draw } else { value }
+}

@@ -1,0 +1,428 @@
+//! Solved tables in use: probing a position, ranking its moves, table
+//! files, and the built-in 3 x 3 and 4 x 4 tables.
+//!
+//! A [`Table`] holds the exact value of every position of one board size
+//! under one rule (see [`crate::solver`]). The 3 x 3 and 4 x 4 tables are
+//! solved in memory the first time they are asked for ([`builtin`], a few
+//! milliseconds); larger ones are solved by `dodgem solve` into a file and
+//! loaded with [`Table::load`].
+//!
+//! ```
+//! use dodgem::{Position, Rules, tablebase::{self, Value}};
+//! let table = tablebase::builtin(3, Rules::Textbook).unwrap();
+//! assert_eq!(table.probe(&Position::start(3)), Some(Value::Win(19)));
+//! ```
+//!
+//! # File format (version 1)
+//! All integers little-endian.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..8 | magic `DODGEMTB` |
+//! | 8..12 | format version, 1 |
+//! | 12 | board size |
+//! | 13 | rules: 0 `textbook`, 1 `classic` |
+//! | 14..16 | zero |
+//! | 16..24 | number of values: twice the positions per side to move |
+//! | 24..28 | CRC-32 of bytes 8..24 and of every value |
+//! | 28..32 | zero |
+//! | 32.. | one byte per position in solver index order, Black to move first ([`crate::solver::encode`]) |
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::board::{Color, Move, Position, Rules};
+use crate::solver::{self, Cars, Indexer, Solution};
+
+pub use crate::solver::Value;
+
+const MAGIC: &[u8; 8] = b"DODGEMTB";
+const VERSION: u32 = 1;
+const HEADER_LEN: usize = 32;
+
+/// Board sizes with a built-in table.
+pub const BUILTIN_SIZES: [usize; 2] = [3, 4];
+
+/// The value of every position of one board size under one rule.
+pub struct Table {
+    rules: Rules,
+    indexer: Indexer,
+    values: Vec<u8>,
+}
+
+impl fmt::Debug for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Table({}x{} {})",
+            self.size(),
+            self.size(),
+            self.rules.name()
+        )
+    }
+}
+
+/// Why a table file could not be used.
+#[derive(Debug)]
+pub enum TableError {
+    Io(PathBuf, io::Error),
+    NotATable(PathBuf),
+    Version(PathBuf, u32),
+    BadHeader(PathBuf, String),
+    Truncated {
+        path: PathBuf,
+        expected: u64,
+        found: u64,
+    },
+    Checksum(PathBuf),
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableError::Io(path, error) => write!(f, "cannot read {}: {error}", path.display()),
+            TableError::NotATable(path) => {
+                write!(f, "{} is not a dodgem table file", path.display())
+            }
+            TableError::Version(path, version) => write!(
+                f,
+                "{} has table format version {version}; this engine reads version {VERSION}",
+                path.display()
+            ),
+            TableError::BadHeader(path, why) => {
+                write!(f, "{} has a bad header: {why}", path.display())
+            }
+            TableError::Truncated {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{} is truncated or padded: {found} bytes of values, expected {expected}",
+                path.display()
+            ),
+            TableError::Checksum(path) => write!(
+                f,
+                "{} fails its checksum (the file is damaged)",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TableError {}
+
+impl From<Solution> for Table {
+    fn from(solution: Solution) -> Table {
+        Table {
+            rules: solution.rules,
+            indexer: solution.indexer,
+            values: solution.values,
+        }
+    }
+}
+
+impl Table {
+    pub fn size(&self) -> usize {
+        self.indexer.size()
+    }
+
+    pub fn rules(&self) -> Rules {
+        self.rules
+    }
+
+    /// Number of positions with a stored value (both sides to move).
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Always false: every table holds its whole board size.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The stored byte values, in index order (Black to move first).
+    pub fn values(&self) -> &[u8] {
+        &self.values
+    }
+
+    pub fn indexer(&self) -> &Indexer {
+        &self.indexer
+    }
+
+    /// The value of `position` for its side to move under this table's
+    /// rule, ignoring repetitions in the game so far; `None` when the board
+    /// size is not this table's. A finished game (a side with every car
+    /// off) is lost in 0 plies for the side to move.
+    pub fn probe(&self, position: &Position) -> Option<Value> {
+        if position.size() != self.size() {
+            return None;
+        }
+        let side = position.side_to_move();
+        if position.cars(side.other()) == 0 {
+            return Some(Value::Loss(0));
+        }
+        if position.cars(side) == 0 {
+            return Some(Value::Win(0));
+        }
+        let (black, white) = self.indexer.masks(position)?;
+        Some(self.value(Cars { black, white }, side))
+    }
+
+    fn value(&self, cars: Cars, side: Color) -> Value {
+        let slot =
+            side.index() as u64 * self.indexer.len() + self.indexer.index(cars.black, cars.white);
+        solver::decode(self.values[slot as usize])
+    }
+
+    /// Every legal move of `position` with its value for the side to move,
+    /// best first (fastest wins, then draws, then slowest losses; ties in
+    /// move-generation order). Empty for another board size or a finished
+    /// game.
+    pub fn rank_moves(&self, position: &Position) -> Vec<(Move, Value)> {
+        if position.size() != self.size()
+            || position.cars(Color::Black) == 0
+            || position.cars(Color::White) == 0
+        {
+            return Vec::new();
+        }
+        let mut ranked: Vec<(Move, Value)> = position
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .filter_map(|&mv| Some((mv, self.probe(&position.play(mv))?.previous())))
+            .collect();
+        ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
+        ranked
+    }
+
+    /// Writes the table in the file format above.
+    ///
+    /// # Errors
+    /// Any write error.
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        let fields = self.header_fields();
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&fields);
+        crc.update(&self.values);
+        out.write_all(MAGIC)?;
+        out.write_all(&fields)?;
+        out.write_all(&crc.finalize().to_le_bytes())?;
+        out.write_all(&[0; 4])?;
+        out.write_all(&self.values)
+    }
+
+    /// Bytes 8..24 of the header.
+    fn header_fields(&self) -> [u8; 16] {
+        let mut fields = [0u8; 16];
+        fields[0..4].copy_from_slice(&VERSION.to_le_bytes());
+        fields[4] = self.size() as u8;
+        fields[5] = match self.rules {
+            Rules::Textbook => 0,
+            Rules::Classic => 1,
+        };
+        fields[8..16].copy_from_slice(&(self.values.len() as u64).to_le_bytes());
+        fields
+    }
+
+    /// Writes the table to a file at `path`.
+    ///
+    /// # Errors
+    /// Any error creating or writing the file.
+    pub fn save(&self, path: &Path) -> io::Result<()> {
+        let mut out = io::BufWriter::new(std::fs::File::create(path)?);
+        self.write_to(&mut out)?;
+        out.flush()
+    }
+
+    /// Reads a table file, checking its header, length and checksum.
+    ///
+    /// # Errors
+    /// A [`TableError`] naming the file and what is wrong with it.
+    pub fn load(path: &Path) -> Result<Table, TableError> {
+        let io_error = |e| TableError::Io(path.to_path_buf(), e);
+        let mut file = std::fs::File::open(path).map_err(io_error)?;
+        let mut header = [0u8; HEADER_LEN];
+        let mut got = 0;
+        while got < HEADER_LEN {
+            match file.read(&mut header[got..]).map_err(io_error)? {
+                0 => return Err(TableError::NotATable(path.to_path_buf())),
+                n => got += n,
+            }
+        }
+        if &header[0..8] != MAGIC {
+            return Err(TableError::NotATable(path.to_path_buf()));
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().unwrap());
+        let version = u32_at(8);
+        if version != VERSION {
+            return Err(TableError::Version(path.to_path_buf(), version));
+        }
+        let bad = |why: String| TableError::BadHeader(path.to_path_buf(), why);
+        let size = usize::from(header[12]);
+        let indexer = Indexer::new(size).ok_or_else(|| bad(format!("board size {size}")))?;
+        let rules = match header[13] {
+            0 => Rules::Textbook,
+            1 => Rules::Classic,
+            other => return Err(bad(format!("rules code {other}"))),
+        };
+        let count = u64::from_le_bytes(header[16..24].try_into().unwrap());
+        let expected = 2 * indexer.len();
+        if count != expected {
+            return Err(bad(format!(
+                "{count} values, but a {size}x{size} table has {expected}"
+            )));
+        }
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(expected as usize + 1)
+            .map_err(|e| io_error(io::Error::new(io::ErrorKind::OutOfMemory, e)))?;
+        // Read one byte more than expected to notice trailing garbage.
+        let found = file
+            .take(expected + 1)
+            .read_to_end(&mut values)
+            .map_err(io_error)? as u64;
+        if found != expected {
+            return Err(TableError::Truncated {
+                path: path.to_path_buf(),
+                expected,
+                found,
+            });
+        }
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&header[8..24]);
+        crc.update(&values);
+        if crc.finalize() != u32_at(24) {
+            return Err(TableError::Checksum(path.to_path_buf()));
+        }
+        Ok(Table {
+            rules,
+            indexer,
+            values,
+        })
+    }
+}
+
+/// The built-in table for `size` (3 or 4) under `rules`, solved on the
+/// first call and kept for the life of the process; `None` for other sizes.
+pub fn builtin(size: usize, rules: Rules) -> Option<Arc<Table>> {
+    static TABLES: [OnceLock<Arc<Table>>; 4] = [const { OnceLock::new() }; 4];
+    let slot = BUILTIN_SIZES.iter().position(|&s| s == size)? * 2
+        + match rules {
+            Rules::Textbook => 0,
+            Rules::Classic => 1,
+        };
+    let table = TABLES[slot].get_or_init(|| {
+        let started = std::time::Instant::now();
+        let solution = solver::solve(size, rules, solver::default_threads(), &|_| {})
+            .expect("3x3 and 4x4 solve within the table format");
+        log::info!(
+            "built the {size}x{size} {} table in {:?}",
+            rules.name(),
+            started.elapsed()
+        );
+        Arc::new(Table::from(solution))
+    });
+    Some(Arc::clone(table))
+}
+
+/// The tables an engine may consult: files it loaded, then the built-in
+/// sizes.
+#[derive(Clone, Debug, Default)]
+pub struct Tablebases {
+    loaded: Vec<Arc<Table>>,
+}
+
+impl Tablebases {
+    pub fn new(loaded: Vec<Arc<Table>>) -> Tablebases {
+        Tablebases { loaded }
+    }
+
+    /// Tables loaded from files.
+    pub fn loaded(&self) -> &[Arc<Table>] {
+        &self.loaded
+    }
+
+    /// The table for `size` under `rules`, if any (building a built-in one
+    /// on first use).
+    pub fn find(&self, size: usize, rules: Rules) -> Option<Arc<Table>> {
+        self.loaded
+            .iter()
+            .find(|t| t.size() == size && t.rules() == rules)
+            .cloned()
+            .or_else(|| builtin(size, rules))
+    }
+}
+
+/// What loading a `TablebasePath` value gave.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub tables: Vec<Arc<Table>>,
+    /// One line per table read: what it covers and where it came from.
+    pub descriptions: Vec<String>,
+    /// One message per file that could not be used.
+    pub errors: Vec<String>,
+}
+
+/// Loads every file of a `TablebasePath` value (paths separated as in the
+/// `PATH` variable).
+pub fn load_path_list(list: &str) -> Loaded {
+    let mut loaded = Loaded::default();
+    for path in std::env::split_paths(list) {
+        if path.as_os_str().is_empty() {
+            continue;
+        }
+        match Table::load(&path) {
+            Ok(table) => {
+                let n = table.size();
+                loaded.descriptions.push(format!(
+                    "{n}x{n} {} table ({} positions) from {}",
+                    table.rules().name(),
+                    table.len(),
+                    path.display()
+                ));
+                loaded.tables.push(Arc::new(table));
+            }
+            Err(error) => loaded.errors.push(error.to_string()),
+        }
+    }
+    loaded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_round_trip_and_damage() {
+        let table = builtin(3, Rules::Classic).unwrap();
+        let mut bytes = Vec::new();
+        table.write_to(&mut bytes).unwrap();
+        assert_eq!(bytes.len(), HEADER_LEN + table.len());
+        let dir = std::env::temp_dir().join(format!("dodgem-tb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.dtb");
+
+        std::fs::write(&path, &bytes).unwrap();
+        let loaded = Table::load(&path).unwrap();
+        assert_eq!(loaded.values, table.values);
+        assert_eq!(loaded.rules(), Rules::Classic);
+
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(matches!(
+            Table::load(&path),
+            Err(TableError::Truncated { .. })
+        ));
+
+        let mut damaged = bytes.clone();
+        damaged[HEADER_LEN + 7] ^= 1;
+        std::fs::write(&path, &damaged).unwrap();
+        assert!(matches!(Table::load(&path), Err(TableError::Checksum(_))));
+
+        std::fs::write(&path, b"hello").unwrap();
+        assert!(matches!(Table::load(&path), Err(TableError::NotATable(_))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,330 @@
+//! The retrograde solver and play from its tables: the published facts
+//! about 3 x 3 and 4 x 4, every value checked against its successors with
+//! the board's own move generator, the engine playing perfectly from
+//! random positions over pipes, and bad table files.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Engine, LONG, Rng, best_move, is_bestmove, ms, shared, timing};
+use dodgem::board::{Color, Outcome, Position, Rules, WinReason};
+use dodgem::notation::format_position;
+use dodgem::solver::{self, Counts, Geometry, Value};
+use dodgem::tablebase::{self, Table};
+
+#[test]
+fn three_by_three_matches_the_published_counts() {
+    let _cpu = shared();
+    for (rules, wins, losses) in [(Rules::Textbook, 1_120, 843), (Rules::Classic, 1_123, 840)] {
+        let table = tablebase::builtin(3, rules).unwrap();
+        let report = solver::report(&table, 2);
+        assert_eq!(
+            report.reachable,
+            Counts {
+                wins,
+                losses,
+                draws: 0
+            },
+            "{rules:?}"
+        );
+        assert_eq!(report.all.draws, 0, "no 3x3 position is a draw");
+        assert_eq!(report.start, Value::Win(19));
+        let winning: Vec<String> = report
+            .first_moves
+            .iter()
+            .filter(|(_, value)| matches!(value, Value::Win(_)))
+            .map(|&(mv, _)| dodgem::notation::format_move(Some(mv)))
+            .collect();
+        assert_eq!(winning, ["a3b3"], "{rules:?}");
+    }
+}
+
+#[test]
+fn four_by_four_start_is_a_draw_under_both_rules() {
+    let _cpu = shared();
+    for rules in Rules::ALL {
+        let table = tablebase::builtin(4, rules).unwrap();
+        assert_eq!(table.probe(&Position::start(4)), Some(Value::Draw));
+        let report = solver::report(&table, 2);
+        assert_eq!(report.reachable.total(), 393_900, "{rules:?}");
+    }
+}
+
+/// The value a successor gives the side that moved into it.
+fn through(table: &Table, position: &Position) -> Value {
+    table.probe(position).unwrap().previous()
+}
+
+/// Checks one position's stored value against its successors, using the
+/// board's move generator (not the solver's).
+fn check_position(table: &Table, position: &Position, rules: Rules) {
+    let value = table.probe(position).unwrap();
+    let moves = position.legal_moves();
+    let children: Vec<Value> = moves
+        .as_slice()
+        .iter()
+        .map(|&mv| through(table, &position.play(mv)))
+        .collect();
+    let context = format!("{} ({rules:?}) is {value:?}", format_position(position));
+    if moves.is_empty() {
+        let side = position.side_to_move();
+        let expected = match position.outcome(rules) {
+            Some(Outcome::Win(winner, WinReason::Blocked(_))) if winner == side => Value::Win(0),
+            Some(Outcome::Win(_, WinReason::Blocked(_))) => Value::Loss(0),
+            other => panic!("{context}: no moves but outcome {other:?}"),
+        };
+        assert_eq!(value, expected, "{context}");
+        return;
+    }
+    let best = children
+        .iter()
+        .copied()
+        .max_by_key(|v| match *v {
+            Value::Win(p) => (2, -(p as i64)),
+            Value::Draw => (1, 0),
+            Value::Loss(p) => (0, p as i64),
+        })
+        .unwrap();
+    // A win has a successor lost one ply sooner and none faster; a loss has
+    // only won successors, the slowest one ply sooner; a draw has no lost
+    // successor and at least one drawn one. `best` is all three at once.
+    assert_eq!(value, best, "{context}: successors {children:?}");
+}
+
+#[test]
+fn every_value_agrees_with_its_successors() {
+    let _cpu = shared();
+    for size in [3, 4] {
+        for rules in Rules::ALL {
+            let table = tablebase::builtin(size, rules).unwrap();
+            let indexer = table.indexer();
+            let geometry = Geometry::new(size);
+            for side in [Color::Black, Color::White] {
+                for index in 0..indexer.len() {
+                    let (black, white) = indexer.position(index);
+                    let position = indexer.to_position(black, white, side);
+                    let summary = geometry.summary(solver::Cars { black, white }, side);
+                    assert_eq!(
+                        summary.count as usize,
+                        position.legal_moves().len(),
+                        "solver and board disagree on the moves of {}",
+                        format_position(&position)
+                    );
+                    check_position(&table, &position, rules);
+                }
+            }
+        }
+    }
+}
+
+/// A random position reached by random play from the start, not finished.
+fn random_position(rng: &mut Rng, size: usize, rules: Rules) -> Position {
+    loop {
+        let mut position = Position::start(size);
+        let plies = rng.below(4 * size * size);
+        for _ in 0..plies {
+            let moves = position.legal_moves();
+            if moves.is_empty() || position.outcome(rules).is_some() {
+                break;
+            }
+            position = position.play(moves.as_slice()[rng.below(moves.len())]);
+        }
+        if position.outcome(rules).is_none() {
+            return position;
+        }
+    }
+}
+
+/// The `solve` answer for the engine's current position.
+fn solve(engine: &mut Engine) -> String {
+    engine.send("solve");
+    let (lines, _) = engine.read_until(|l| l.starts_with("solve "), LONG);
+    lines.last().unwrap().clone()
+}
+
+#[test]
+fn self_play_from_tables_ends_as_the_table_predicts() {
+    let _cpu = shared();
+    let mut rng = Rng(0x7AB1_EBA5E);
+    let mut engine = Engine::start();
+    let (mut decided, mut drawn) = (0, 0);
+    for (size, rules, games) in [
+        (3, Rules::Textbook, 25),
+        (3, Rules::Classic, 25),
+        (4, Rules::Textbook, 40),
+        (4, Rules::Classic, 40),
+    ] {
+        engine.send_all(&[
+            &format!("setoption name Rules value {}", rules.name()),
+            "ucinewgame",
+        ]);
+        let table = tablebase::builtin(size, rules).unwrap();
+        for _ in 0..games {
+            let start = random_position(&mut rng, size, rules);
+            let fen = format_position(&start);
+            let predicted = table.probe(&start).unwrap();
+            engine.send_all(&[&format!("position fen {fen}")]);
+            let answer = solve(&mut engine);
+            let expected = match predicted {
+                Value::Win(p) => format!("solve win {p}"),
+                Value::Loss(p) => format!("solve loss {p}"),
+                Value::Draw => "solve draw".to_string(),
+            };
+            assert_eq!(answer, expected, "{fen}");
+
+            let mut moves: Vec<String> = Vec::new();
+            let mut position = start;
+            // Decided games end in exactly the predicted plies; drawn ones
+            // are cut off after a while, never having left the draw.
+            let limit = match predicted {
+                Value::Win(p) | Value::Loss(p) => p as usize,
+                Value::Draw => 40,
+            };
+            let mut repeated = false;
+            while moves.len() < limit && position.outcome(rules).is_none() {
+                let lines = engine.go("go depth 2", LONG);
+                if lines
+                    .iter()
+                    .any(|l| l.contains("draw by threefold repetition"))
+                {
+                    repeated = true;
+                    break;
+                }
+                let best = best_move(lines.last().unwrap()).to_string();
+                assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+                let mv = dodgem::notation::parse_move(&best, &position).unwrap();
+                position = position.play(mv);
+                moves.push(best);
+                engine.send_all(&[&format!("position fen {fen} moves {}", moves.join(" "))]);
+                if predicted == Value::Draw && position.outcome(rules).is_none() {
+                    assert_eq!(table.probe(&position), Some(Value::Draw), "{fen} {moves:?}");
+                }
+            }
+            match predicted {
+                Value::Draw => drawn += 1,
+                _ => decided += 1,
+            }
+            let ended = if repeated {
+                Some(Outcome::DrawByRepetition)
+            } else {
+                position.outcome(rules)
+            };
+            match predicted {
+                Value::Draw => assert!(
+                    ended.is_none() || ended == Some(Outcome::DrawByRepetition),
+                    "{fen} {moves:?}: {ended:?}"
+                ),
+                Value::Win(p) | Value::Loss(p) => {
+                    let mover = start.side_to_move();
+                    let winner = if matches!(predicted, Value::Win(_)) {
+                        mover
+                    } else {
+                        mover.other()
+                    };
+                    assert_eq!(moves.len(), p as usize, "{fen} {moves:?}");
+                    assert_eq!(
+                        ended.and_then(|o| o.winner()),
+                        Some(winner),
+                        "{fen} {moves:?}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        decided >= 50 && drawn >= 5,
+        "{decided} decided, {drawn} drawn"
+    );
+}
+
+#[test]
+fn a_bad_table_file_is_refused_and_the_engine_carries_on() {
+    let _cpu = shared();
+    let dir = std::env::temp_dir().join(format!("dodgem-bad-tables-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("3x3-classic.dtb");
+    tablebase::builtin(3, Rules::Classic)
+        .unwrap()
+        .save(&good)
+        .unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = dir.join("truncated.dtb");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let damaged = dir.join("damaged.dtb");
+    let mut flipped = bytes.clone();
+    flipped[100] ^= 0x40;
+    std::fs::write(&damaged, &flipped).unwrap();
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "not a table").unwrap();
+
+    let mut engine = Engine::start();
+    engine.send_all(&[
+        "setoption name Rules value classic",
+        "position startpos moves a3b3",
+    ]);
+    for (file, complaint) in [
+        (&truncated, "truncated"),
+        (&damaged, "checksum"),
+        (&text, "not a dodgem table file"),
+        (&dir.join("missing.dtb"), "cannot read"),
+    ] {
+        let lines = engine.send_all(&[&format!(
+            "setoption name TablebasePath value {}",
+            file.display()
+        )]);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string error:") && l.contains(complaint)),
+            "{complaint}: {lines:?}"
+        );
+        // Still answering, position kept, built-in table still in use.
+        assert_eq!(solve(&mut engine), "solve loss 18");
+        let lines = engine.go("go depth 1", Duration::from_secs(20));
+        assert!(is_bestmove(lines.last().unwrap()));
+    }
+    // The good file loads and says so.
+    let lines = engine.send_all(&[&format!(
+        "setoption name TablebasePath value {}",
+        good.display()
+    )]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string loaded 3x3 classic table")),
+        "{lines:?}"
+    );
+    assert_eq!(solve(&mut engine), "solve loss 18");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn solve_answers_within_a_few_milliseconds_once_the_table_exists() {
+    let _cpu = timing();
+    let mut rng = Rng(0x50_1BE5);
+    let mut engine = Engine::start();
+    for size in [3, 4] {
+        engine.send_all(&[&format!("setoption name BoardSize value {size}")]);
+        // The first `solve` builds the table.
+        solve(&mut engine);
+        let mut times = Vec::new();
+        for _ in 0..200 {
+            let position = random_position(&mut rng, size, Rules::Textbook);
+            engine.send_all(&[&format!("position fen {}", format_position(&position))]);
+            let sent = engine.send("solve");
+            let (_, answered) = engine.wait_for("solve ", LONG);
+            times.push(answered - sent);
+        }
+        times.sort();
+        let (median, worst) = (times[times.len() / 2], times[times.len() - 1]);
+        println!(
+            "{size}x{size} solve over pipes: median {:.3} ms, worst {:.3} ms",
+            ms(median),
+            ms(worst)
+        );
+        // Generous bounds: the machine is shared (typical is ~0.1 ms).
+        assert!(median < Duration::from_millis(5), "median {median:?}");
+        assert!(worst < Duration::from_millis(100), "worst {worst:?}");
+    }
+}
