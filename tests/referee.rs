@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use dodgem::board::WinReason;
 use dodgem::notation::{parse_move, parse_position};
+use dodgem::tablebase::{self, Value as TableValue};
 use dodgem::{Color, Outcome, Position, Rules};
 use serde_json::Value;
 
@@ -334,7 +335,19 @@ fn replay_game(game: &Replayed) -> Result<(), String> {
             outcome.is_none() && repeated(&seen, &position) && winner.is_none()
         }
         "max plies" => outcome.is_none() && winner.is_none(),
-        "adjudication" => outcome.is_none(),
+        // A forced win for the winner; checked against the built-in
+        // tables where they cover the board.
+        "adjudication" => {
+            outcome.is_none()
+                && winner.is_some_and(|w| match tablebase::builtin(position.size(), rules) {
+                    None => true,
+                    Some(table) => match table.probe(&position) {
+                        Some(TableValue::Win(_)) => w == position.side_to_move(),
+                        Some(TableValue::Loss(_)) => w != position.side_to_move(),
+                        _ => false,
+                    },
+                })
+        }
         // A fault ends an unfinished game with a loss for the side at
         // fault: the side to move, or either side before the first move
         // (in the handshake).
@@ -971,6 +984,101 @@ fn sprt_stops_a_decided_match() {
         played.run.stdout
     );
     assert_eq!(played.results["sprt"]["decision"], "H1 accepted");
+}
+
+#[test]
+fn adjudication_ends_games_at_forced_wins() {
+    let scratch = Scratch::new("adjudicate");
+    let legal = mock("legal");
+    // The 3 x 3 start is a forced win for Black: over before a move.
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &legal,
+            "--engine2",
+            &legal,
+            "--games",
+            "2",
+            "--size",
+            "3",
+            "--depth",
+            "1",
+            "--adjudicate",
+        ],
+    );
+    for game in &played.games {
+        assert_eq!(game.tag("Termination"), "adjudication");
+        assert_eq!(game.tag("Result"), "0-1");
+        assert!(game.moves.is_empty());
+    }
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("Black wins by adjudication: the table has a forced win in 19 plies"),
+        "{}",
+        played.run.stdout
+    );
+    // On 4 x 4 (a drawn start) the games go on until one side has a forced
+    // win (the mocks blunder into one); the replay checks the verdict
+    // against the table.
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &legal,
+            "--engine2",
+            &legal,
+            "--games",
+            "2",
+            "--size",
+            "4",
+            "--depth",
+            "1",
+            "--adjudicate",
+        ],
+    );
+    for game in &played.games {
+        assert_eq!(game.tag("Termination"), "adjudication", "{game:?}");
+        assert!(!game.moves.is_empty(), "{game:?}");
+    }
+    let run = run_match(&[
+        "--engine1",
+        &legal,
+        "--engine2",
+        &legal,
+        "--size",
+        "5",
+        "--depth",
+        "1",
+        "--adjudicate",
+    ]);
+    assert!(!run.status.success());
+    assert!(
+        run.stderr.contains("--adjudicate: no table covers 5 x 5"),
+        "{}",
+        run.stderr
+    );
+    let run = run_match(&[
+        "--engine1",
+        &legal,
+        "--engine2",
+        &legal,
+        "--size",
+        "4",
+        "--depth",
+        "1",
+        "--adjudicate",
+        "--tablebase",
+        "/nonexistent/table",
+    ]);
+    assert!(
+        run.stderr
+            .contains("--tablebase: cannot read /nonexistent/table"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// Replays a record file given in `DODGEM_PGN` (for long matches run by

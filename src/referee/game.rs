@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::board::{Color, Outcome, Position, Rules, WinReason};
 use crate::notation::{format_position, parse_move};
 
+use super::adjudication::Adjudicator;
 use super::clock::{Flag, Limits};
 use super::engine::{self, EngineProcess, Fault, Recv};
 
@@ -28,6 +29,8 @@ pub enum Termination {
     Repetition,
     /// The ply limit (`--maxplies`) was reached.
     MaxPlies,
+    /// The solved table has a forced win (`--adjudicate`).
+    Adjudication,
     /// A clock fell below minus the time margin.
     TimeForfeit,
     /// An illegal move, an unreadable `bestmove`, or `bestmove (none)` in a
@@ -42,11 +45,12 @@ pub enum Termination {
 }
 
 impl Termination {
-    pub const ALL: [Termination; 8] = [
+    pub const ALL: [Termination; 9] = [
         Termination::AllCarsOff,
         Termination::Blocked,
         Termination::Repetition,
         Termination::MaxPlies,
+        Termination::Adjudication,
         Termination::TimeForfeit,
         Termination::IllegalMove,
         Termination::Stalled,
@@ -60,6 +64,7 @@ impl Termination {
             Termination::Blocked => "blocked",
             Termination::Repetition => "threefold repetition",
             Termination::MaxPlies => "max plies",
+            Termination::Adjudication => "adjudication",
             Termination::TimeForfeit => "time forfeit",
             Termination::IllegalMove => "illegal move",
             Termination::Stalled => "stalled",
@@ -184,6 +189,8 @@ pub struct Settings {
     pub stall_timeout: Duration,
     /// Draw after this many plies.
     pub max_plies: Option<u32>,
+    /// Ends games at forced wins (`--adjudicate`).
+    pub adjudicator: Option<Adjudicator>,
 }
 
 /// What the engine to move answered to `go`.
@@ -388,6 +395,11 @@ fn game_over(
             Termination::MaxPlies,
             format!("draw: the ply limit of {max} was reached"),
         ));
+    }
+    if let Some(adjudicator) = &settings.adjudicator
+        && let Some((result, detail)) = adjudicator.adjudicate(position)
+    {
+        return Some((result, Termination::Adjudication, detail));
     }
     None
 }

@@ -8,13 +8,15 @@
 //! - [`game`]: one game, move by move, faults included;
 //! - [`openings`]: openings from a file or random plies;
 //! - [`pgn`], [`results`]: the game records and the JSON results file;
-//! - [`stats`]: Elo, interval, likelihood of superiority, SPRT.
+//! - [`stats`]: Elo, interval, likelihood of superiority, SPRT;
+//! - [`adjudication`]: ending decided games from the solved tables.
 //!
 //! The match itself ([`run`]) checks both engines once before the first
 //! game (their command lines, handshakes and the requested options), then
 //! plays the games on `--concurrency` worker threads, each game with two
 //! fresh engine processes.
 
+pub mod adjudication;
 pub mod clock;
 pub mod engine;
 pub mod game;
@@ -112,6 +114,13 @@ pub struct MatchArgs {
     /// A draw after this many plies.
     #[arg(long, value_name = "N")]
     pub maxplies: Option<u32>,
+    /// End a game as soon as the solved table says one side has a forced
+    /// win (built-in tables for 3 x 3 and 4 x 4; others need --tablebase).
+    #[arg(long)]
+    pub adjudicate: bool,
+    /// A solved table file (from `dodgem solve --out`) to adjudicate with.
+    #[arg(long, value_name = "FILE", requires = "adjudicate")]
+    pub tablebase: Option<PathBuf>,
     /// Write the game records to this file (PGN-style).
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
@@ -306,12 +315,25 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
             args.rules,
         )?,
     };
+    let adjudicator = if args.adjudicate {
+        let mut sizes: Vec<usize> = openings.iter().map(Position::size).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        Some(adjudication::Adjudicator::new(
+            &sizes,
+            args.rules,
+            args.tablebase.as_deref(),
+        )?)
+    } else {
+        None
+    };
     let settings = Settings {
         rules: args.rules,
         limits,
         time_margin: Duration::from_millis(args.timemargin),
         stall_timeout: Duration::from_secs_f64(args.stall_timeout),
         max_plies: args.maxplies,
+        adjudicator,
     };
     let engines = [
         EngineArg {
