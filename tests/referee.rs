@@ -512,7 +512,10 @@ fn stall_after_go_loses_under_a_clock() {
 fn stall_after_go_loses_without_a_clock() {
     let played = assert_mock_loses("stall", &["--depth", "3"], "stalled");
     assert!(
-        played.run.stdout.contains("sent nothing for 1 s"),
+        played
+            .run
+            .stdout
+            .contains("sent no bestmove within 1 s of go"),
         "{}",
         played.run.stdout
     );

@@ -6,6 +6,7 @@
 //! the referee on a full pipe. Every wait has a deadline. Dropping an
 //! [`EngineProcess`] sends `quit`, waits briefly, then kills the process.
 
+use std::cell::Cell;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -32,10 +33,33 @@ pub enum Recv {
     Eof,
 }
 
+/// A line for the engine's stdin, and where to report the instant it was
+/// written and flushed (for lines that start a clock).
+type Outgoing = (String, Option<Sender<Instant>>);
+
+/// The instant a line sent with [`EngineProcess::send_timed`] reached the
+/// engine's pipe.
+pub struct Written {
+    queued: Instant,
+    report: Receiver<Instant>,
+    written: Cell<Option<Instant>>,
+}
+
+impl Written {
+    /// When the line was flushed to the pipe, if it has been; else when
+    /// it was queued (earlier, so never in the engine's favour).
+    pub fn instant(&self) -> Instant {
+        if self.written.get().is_none() {
+            self.written.set(self.report.try_recv().ok());
+        }
+        self.written.get().unwrap_or(self.queued)
+    }
+}
+
 /// A running engine process. Killed on drop.
 pub struct EngineProcess {
     child: Child,
-    to_engine: Option<Sender<String>>,
+    to_engine: Option<Sender<Outgoing>>,
     from_engine: Receiver<(String, Instant)>,
     eof: bool,
 }
@@ -62,7 +86,7 @@ impl EngineProcess {
             return Err(io::Error::other("the engine's pipes are missing"));
         };
         let (line_sender, from_engine) = crossbeam_channel::bounded(LINE_BUFFER);
-        let (to_engine, line_receiver) = crossbeam_channel::unbounded();
+        let (to_engine, line_receiver) = crossbeam_channel::unbounded::<Outgoing>();
         let threads = thread::Builder::new()
             .name("engine reader".into())
             .spawn(move || read_lines(stdout, line_sender))
@@ -90,7 +114,22 @@ impl EngineProcess {
     pub fn send(&mut self, line: &str) {
         log::debug!("referee > engine {}: {line}", self.child.id());
         if let Some(sender) = &self.to_engine {
-            let _ = sender.send(line.to_string());
+            let _ = sender.send((line.to_string(), None));
+        }
+    }
+
+    /// As [`EngineProcess::send`], and reports when the line was written.
+    pub fn send_timed(&mut self, line: &str) -> Written {
+        log::debug!("referee > engine {}: {line}", self.child.id());
+        let (sender, report) = crossbeam_channel::bounded(1);
+        let queued = Instant::now();
+        if let Some(to_engine) = &self.to_engine {
+            let _ = to_engine.send((line.to_string(), Some(sender)));
+        }
+        Written {
+            queued,
+            report,
+            written: Cell::new(None),
         }
     }
 
@@ -146,7 +185,7 @@ impl EngineProcess {
 impl Drop for EngineProcess {
     fn drop(&mut self) {
         if let Some(sender) = self.to_engine.take() {
-            let _ = sender.send("quit".into());
+            let _ = sender.send(("quit".into(), None));
         }
         let until = Instant::now() + QUIT_GRACE;
         while Instant::now() < until {
@@ -200,8 +239,8 @@ fn send_line(line: &mut Vec<u8>, lines: &Sender<(String, Instant)>) -> bool {
 
 /// Writes queued lines to the engine's stdin until the queue closes or a
 /// write fails (the engine has gone); then closes stdin.
-fn write_lines(mut stdin: ChildStdin, lines: Receiver<String>) {
-    for line in lines {
+fn write_lines(mut stdin: ChildStdin, lines: Receiver<Outgoing>) {
+    for (line, report) in lines {
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
         if stdin
@@ -210,6 +249,9 @@ fn write_lines(mut stdin: ChildStdin, lines: Receiver<String>) {
             .is_err()
         {
             break;
+        }
+        if let Some(report) = report {
+            let _ = report.send(Instant::now());
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::notation::{format_position, parse_move};
 
 use super::adjudication::Adjudicator;
 use super::clock::{Flag, Limits};
-use super::engine::{self, EngineProcess, Fault, Recv};
+use super::engine::{self, EngineProcess, Fault, Recv, Written};
 
 /// How the result of a game was reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -184,8 +184,8 @@ pub struct Settings {
     pub limits: Limits,
     /// How far below zero a clock may go before the flag falls.
     pub time_margin: Duration,
-    /// The longest wait for `uciok`, `readyok`, `bestmove` after `stop`,
-    /// and for any line during a search that time does not limit.
+    /// The longest wait for `uciok`, `readyok`, a `bestmove` after `stop`,
+    /// and for the `bestmove` of a search that time does not limit.
     pub stall_timeout: Duration,
     /// Draw after this many plies.
     pub max_plies: Option<u32>,
@@ -307,13 +307,12 @@ fn run(
         let deadline = settings
             .limits
             .move_deadline(clock.as_ref(), settings.time_margin);
-        engine.send(&settings.limits.go_command(clock.as_ref()));
-        let sent = Instant::now();
-        let reply = match wait_for_bestmove(engine, sent, deadline, settings.stall_timeout) {
+        let go = engine.send_timed(&settings.limits.go_command(clock.as_ref()));
+        let reply = match wait_for_bestmove(engine, &go, deadline, settings.stall_timeout) {
             Ok(reply) => reply,
             Err(fault) => return fault_ending(players, side, fault),
         };
-        let used = reply.at.saturating_duration_since(sent);
+        let used = reply.at.saturating_duration_since(go.instant());
         if let Some(clock) = &mut clock
             && let Err(Flag { had, used }) = clock.charge(side, used, settings.time_margin)
         {
@@ -406,22 +405,20 @@ fn game_over(
 
 /// Reads the engine's lines after `go` until `bestmove`.
 ///
-/// With a `deadline` (the clock or move time plus the margin, from `sent`),
-/// the referee sends `stop` once it passes and then waits `stall` for the
-/// `bestmove` (the move will lose on time, but an engine that answers is
-/// not stalled). Without one, `stall` is the longest silence allowed.
+/// With a `deadline` (the clock or move time plus the margin, counted from
+/// writing `go`), the referee sends `stop` once it passes and then waits
+/// `stall` for the `bestmove` (the move will lose on time, but an engine
+/// that answers is not stalled). Without one (a depth or node limit only),
+/// the whole search must end within `stall`.
 fn wait_for_bestmove(
     engine: &mut EngineProcess,
-    sent: Instant,
+    go: &Written,
     deadline: Option<Duration>,
     stall: Duration,
 ) -> Result<Reply, Fault> {
     let mut score = None;
     let mut depth = None;
-    let mut wait_until = match deadline {
-        Some(limit) => sent + limit,
-        None => Instant::now() + stall,
-    };
+    let mut wait_until = go.instant() + deadline.unwrap_or(stall);
     let mut stopped = false;
     loop {
         match engine.recv_until(wait_until) {
@@ -444,9 +441,6 @@ fn wait_for_bestmove(
                     }
                     _ => {}
                 }
-                if deadline.is_none() {
-                    wait_until = Instant::now() + stall;
-                }
             }
             Recv::Timeout if stopped || deadline.is_none() => {
                 let what = if stopped {
@@ -456,7 +450,7 @@ fn wait_for_bestmove(
                     )
                 } else {
                     format!(
-                        "sent nothing for {} s in a search without a time limit",
+                        "sent no bestmove within {} s of go (a search without a time limit)",
                         stall.as_secs_f64()
                     )
                 };

@@ -106,9 +106,10 @@ pub struct MatchArgs {
     /// time, milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5)]
     pub timemargin: u64,
-    /// Seconds to wait for `uciok`, `readyok`, a `bestmove` after `stop`,
-    /// and for any output during a search without a time limit; an engine
-    /// that takes longer has stalled and loses.
+    /// Seconds to wait for `uciok`, `readyok`, a `bestmove` after `stop`
+    /// (sent when a move's time is up), and for the `bestmove` of a search
+    /// without a time limit; an engine that takes longer has stalled and
+    /// loses.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub stall_timeout: f64,
     /// A draw after this many plies.
