@@ -137,6 +137,9 @@ pub struct MatchArgs {
     pub event: String,
 }
 
+/// The longest `--movetime` and `--timemargin`, milliseconds (a day).
+const MAX_MILLIS: u64 = 86_400_000;
+
 fn parse_rules(text: &str) -> Result<Rules, String> {
     Rules::from_name(text).ok_or_else(|| format!("unknown rules '{text}' (textbook or classic)"))
 }
@@ -295,6 +298,11 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
             "--movetime, --depth and --nodes must be at least 1".into(),
         ));
     }
+    if args.movetime.is_some_and(|ms| ms > MAX_MILLIS) || args.timemargin > MAX_MILLIS {
+        return Err(MatchError(format!(
+            "--movetime and --timemargin must be at most {MAX_MILLIS} ms (a day)"
+        )));
+    }
     let limits = Limits {
         tc: args.tc,
         movetime: args.movetime.map(Duration::from_millis),
@@ -416,7 +424,12 @@ impl Collector<'_> {
             game.termination,
             game.detail
         );
-        self.bar.suspend(|| println!("{line}"));
+        // A closed stdout (`| head`) must not stop the match: the records
+        // and the results file are still written.
+        self.bar.suspend(|| {
+            let mut out = io::stdout().lock();
+            let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+        });
         self.bar.inc(1);
         self.bar.set_message(format!(
             "{} vs {}: {} - {} - {}",
@@ -467,16 +480,18 @@ impl Collector<'_> {
 /// not errors: they lose the game.
 pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
     let started = Instant::now();
-    let create = |path: &PathBuf| {
-        File::create(path)
-            .map(BufWriter::new)
-            .map_err(|error| MatchError(format!("cannot create {}: {error}", path.display())))
-    };
+    let plan = plan(args)?;
+    // Created once the engines have passed their checks, so that a match
+    // that cannot start leaves an earlier record file alone.
     let pgn_file = match &args.pgn {
-        Some(path) => Some((create(path)?, path.clone())),
+        Some(path) => {
+            let file = File::create(path).map_err(|error| {
+                MatchError(format!("cannot create {}: {error}", path.display()))
+            })?;
+            Some((BufWriter::new(file), path.clone()))
+        }
         None => None,
     };
-    let plan = plan(args)?;
     let names = [plan.players[0].name.as_str(), plan.players[1].name.as_str()];
     let bar = ProgressBar::new(u64::from(args.games));
     if let Ok(style) =
