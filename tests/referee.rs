@@ -715,6 +715,32 @@ fn bad_command_lines_get_clear_errors() {
             ],
             "unknown rules 'fast'",
         ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--games",
+                "0",
+            ],
+            "--games must be from 1 to 100000",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--random-plies",
+                "1000",
+            ],
+            "--random-plies must be at most 200",
+        ),
     ];
     for (args, message) in cases {
         let run = run_match(args);

@@ -418,7 +418,7 @@ fn wait_for_bestmove(
 ) -> Result<Reply, Fault> {
     let mut score = None;
     let mut depth = None;
-    let mut wait_until = go.instant() + deadline.unwrap_or(stall);
+    let mut wait_until = later(go.instant(), deadline.unwrap_or(stall));
     let mut stopped = false;
     loop {
         match engine.recv_until(wait_until) {
@@ -459,7 +459,7 @@ fn wait_for_bestmove(
             Recv::Timeout => {
                 engine.send("stop");
                 stopped = true;
-                wait_until = Instant::now() + stall;
+                wait_until = later(Instant::now(), stall);
             }
             Recv::Eof => {
                 let how = engine.exit_description();
@@ -467,6 +467,14 @@ fn wait_for_bestmove(
             }
         }
     }
+}
+
+/// `instant + duration`, or a year on for a duration beyond the clock's
+/// range (a clock that increments have grown absurdly large).
+pub(crate) fn later(instant: Instant, duration: Duration) -> Instant {
+    instant
+        .checked_add(duration)
+        .unwrap_or_else(|| instant + Duration::from_secs(365 * 86_400))
 }
 
 /// The score and depth of an `info` line about the principal variation

@@ -30,7 +30,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -137,6 +137,10 @@ pub struct MatchArgs {
     pub event: String,
 }
 
+/// The most games in one match (every record is kept for the results).
+const MAX_GAMES: u32 = 100_000;
+/// The longest random opening, plies.
+const MAX_RANDOM_PLIES: u32 = 200;
 /// The longest `--movetime` and `--timemargin`, milliseconds (a day).
 const MAX_MILLIS: u64 = 86_400_000;
 
@@ -276,8 +280,13 @@ impl Plan {
 
 /// Checks the command line and builds the match's plan.
 fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
-    if args.games == 0 {
-        return Err(MatchError("--games must be at least 1".into()));
+    if !(1..=MAX_GAMES).contains(&args.games) {
+        return Err(MatchError(format!("--games must be from 1 to {MAX_GAMES}")));
+    }
+    if args.random_plies > MAX_RANDOM_PLIES {
+        return Err(MatchError(format!(
+            "--random-plies must be at most {MAX_RANDOM_PLIES}"
+        )));
     }
     if args.concurrency == 0 {
         return Err(MatchError("--concurrency must be at least 1".into()));
@@ -517,22 +526,20 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
         decided: None,
     };
     let stop = AtomicBool::new(false);
-    let (jobs, job_queue) = crossbeam_channel::unbounded();
-    for index in 0..args.games {
-        let _ = jobs.send(index);
-    }
-    drop(jobs);
+    // The next game to start; workers take games in order.
+    let next_game = AtomicU32::new(0);
     let (done, finished) = crossbeam_channel::unbounded::<GameRecord>();
     thread::scope(|scope| -> Result<(), MatchError> {
         for worker in 0..args.concurrency.min(args.games as usize) {
-            let (job_queue, done, stop, plan) = (job_queue.clone(), done.clone(), &stop, &plan);
+            let (next_game, done, stop, plan) = (&next_game, done.clone(), &stop, &plan);
             thread::Builder::new()
                 .name(format!("match worker {worker}"))
                 .spawn_scoped(scope, move || {
                     while !stop.load(Ordering::Relaxed) {
-                        let Ok(index) = job_queue.try_recv() else {
+                        let index = next_game.fetch_add(1, Ordering::Relaxed);
+                        if index >= args.games {
                             break;
-                        };
+                        }
                         if done.send(plan.play(index)).is_err() {
                             break;
                         }
