@@ -168,7 +168,9 @@ impl From<String> for MatchError {
 
 /// An engine as the command line gives it, before the probe.
 struct EngineArg<'a> {
+    /// The flags that configure it, for messages: `engine1`, `option1`.
     label: &'static str,
+    option_label: &'static str,
     command: &'a str,
     name: Option<&'a str>,
     options: &'a [String],
@@ -225,16 +227,12 @@ fn probe(engine: &EngineArg, rules: Rules, stall: Duration) -> Result<Probed, Ma
         };
         if name.trim().eq_ignore_ascii_case("Rules") {
             return Err(MatchError(format!(
-                "--option{}: set the rules with --rules, for both engines",
-                &label[label.len() - 1..]
+                "--{}: set the rules with --rules, for both engines",
+                engine.option_label
             )));
         }
-        let line = engine::setoption_line(&info.options, name, value).map_err(|error| {
-            MatchError(format!(
-                "--option{} {setting}: {error}",
-                &label[label.len() - 1..]
-            ))
-        })?;
+        let line = engine::setoption_line(&info.options, name, value)
+            .map_err(|error| MatchError(format!("--{} {setting}: {error}", engine.option_label)))?;
         setup.push(line);
     }
     Ok(Probed {
@@ -356,12 +354,14 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
     let engines = [
         EngineArg {
             label: "engine1",
+            option_label: "option1",
             command: &args.engine1,
             name: args.name1.as_deref(),
             options: &args.option1,
         },
         EngineArg {
             label: "engine2",
+            option_label: "option2",
             command: &args.engine2,
             name: args.name2.as_deref(),
             options: &args.option2,
