@@ -413,7 +413,8 @@ fn engine1_color(game: &Replayed, first: &str) -> Color {
 }
 
 /// Plays two games of `mode` (as the first engine) against the `legal`
-/// mock and checks that the mock lost both for `termination`, and that
+/// mock (with the default 10 s stall timeout, ample for starting Python on
+/// a loaded machine, unless `limits` sets one) and checks that the mock lost both for `termination`, and that
 /// the match went on to the second game.
 fn assert_mock_loses(mode: &str, limits: &[&str], termination: &str) -> Played {
     let scratch = Scratch::new(mode);
@@ -427,8 +428,6 @@ fn assert_mock_loses(mode: &str, limits: &[&str], termination: &str) -> Played {
         "2",
         "--size",
         "4",
-        "--stall-timeout",
-        "1",
     ];
     args.extend(limits);
     let played = play(&scratch, &args);
@@ -493,12 +492,16 @@ fn bestmove_none_in_a_live_game_loses() {
 
 #[test]
 fn stall_after_go_loses_under_a_clock() {
-    let played = assert_mock_loses("stall", &["--tc", "0.5+0"], "stalled");
+    let played = assert_mock_loses(
+        "stall",
+        &["--tc", "0.5+0", "--stall-timeout", "3"],
+        "stalled",
+    );
     assert!(
         played
             .run
             .stdout
-            .contains("sent no bestmove within 1 s of stop"),
+            .contains("sent no bestmove within 3 s of stop"),
         "{}",
         played.run.stdout
     );
@@ -510,12 +513,16 @@ fn stall_after_go_loses_under_a_clock() {
 
 #[test]
 fn stall_after_go_loses_without_a_clock() {
-    let played = assert_mock_loses("stall", &["--depth", "3"], "stalled");
+    let played = assert_mock_loses(
+        "stall",
+        &["--depth", "3", "--stall-timeout", "3"],
+        "stalled",
+    );
     assert!(
         played
             .run
             .stdout
-            .contains("sent no bestmove within 1 s of go"),
+            .contains("sent no bestmove within 3 s of go"),
         "{}",
         played.run.stdout
     );
@@ -555,9 +562,13 @@ fn engine_crashing_before_the_game_loses() {
 
 #[test]
 fn isready_timeout_loses() {
-    let played = assert_mock_loses("noready", &["--depth", "1"], "stalled");
+    let played = assert_mock_loses(
+        "noready",
+        &["--depth", "1", "--stall-timeout", "3"],
+        "stalled",
+    );
     assert!(
-        played.run.stdout.contains("sent no readyok within 1 s"),
+        played.run.stdout.contains("sent no readyok within 3 s"),
         "{}",
         played.run.stdout
     );
