@@ -50,12 +50,14 @@ fn solve(args: &Args) -> Result<Table, Box<dyn std::error::Error>> {
     } else {
         ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
     };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{msg:24} [{bar:32}] {percent:>3}% {elapsed_precise} (eta {eta})",
-        )?
-        .progress_chars("=> "),
-    );
+    let style = |template: &str| {
+        ProgressStyle::with_template(template)
+            .expect("the progress templates are valid")
+            .progress_chars("=> ")
+    };
+    bar.set_style(style(
+        "{msg:20} [{bar:32}] {percent:>3}% {elapsed_precise} (eta {eta})",
+    ));
     bar.enable_steady_tick(Duration::from_millis(200));
     let started = Instant::now();
     let progress = |step: Progress| match step {
@@ -69,9 +71,13 @@ fn solve(args: &Args) -> Result<Table, Box<dyn std::error::Error>> {
             decided,
             total,
         } => {
-            // The retreat decides positions until only draws are left, so
-            // "all positions" is an upper bound and so is the estimate.
             if plies == 0 {
+                // The retreat decides positions until only draws are left,
+                // so its bar never quite fills and its estimate is an upper
+                // bound.
+                bar.set_style(style(
+                    "{msg:20} [{bar:32}] {percent:>3}% of positions decided, {elapsed_precise} (at most {eta} more)",
+                ));
                 bar.reset_eta();
             }
             bar.set_length(total);

@@ -328,3 +328,43 @@ fn solve_answers_within_a_few_milliseconds_once_the_table_exists() {
         assert!(worst < Duration::from_millis(100), "worst {worst:?}");
     }
 }
+
+#[test]
+fn the_solve_command_reports_and_writes_a_table_the_engine_loads() {
+    let _cpu = shared();
+    let dir = std::env::temp_dir().join(format!("dodgem-solve-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("4x4-classic.dtb");
+    let path = file.to_str().unwrap();
+    let (status, out) = common::run_cli(
+        &[
+            "solve", "--size", "4", "--rules", "classic", "--out", path, "--quiet",
+        ],
+        LONG,
+    );
+    assert!(status.success(), "{out}");
+    for expected in [
+        "4x4 Dodgem, classic rule",
+        "reachable from the start                 393,900",
+        "start (Black to move): draw",
+        "a2a1 loss in 38 plies",
+    ] {
+        assert!(out.contains(expected), "{expected:?} missing from\n{out}");
+    }
+    let loaded = Table::load(&file).unwrap();
+    assert_eq!(
+        loaded.values(),
+        tablebase::builtin(4, Rules::Classic).unwrap().values()
+    );
+    // The same report from the file.
+    let (status, again) = common::run_cli(&["solve", "--table", path], LONG);
+    assert!(status.success());
+    assert!(
+        again.contains("reachable from the start                 393,900"),
+        "{again}"
+    );
+    // Sizes the solver cannot index are refused with a message.
+    let (status, _) = common::run_cli(&["solve", "--size", "6", "--quiet"], LONG);
+    assert!(!status.success());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

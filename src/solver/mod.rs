@@ -262,58 +262,13 @@ impl Solver {
         &self.slots[index as usize]
     }
 
-    /// Runs `work(unit)` for units `0..units` on all threads; each thread
-    /// gathers what `work` pushes, and the results are concatenated.
-    fn parallel<T: Send>(&self, units: usize, work: impl Fn(usize, &mut Vec<T>) + Sync) -> Vec<T> {
-        let next_unit = AtomicUsize::new(0);
-        let mut gathered = Vec::new();
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..self.threads)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut out = Vec::new();
-                        loop {
-                            let unit = next_unit.fetch_add(1, Ordering::Relaxed);
-                            if unit >= units {
-                                break out;
-                            }
-                            work(unit, &mut out);
-                        }
-                    })
-                })
-                .collect();
-            for handle in handles {
-                gathered.extend(handle.join().expect("solver thread panicked"));
-            }
-        });
-        gathered
-    }
-
-    /// Units of work over the whole table: a run of black sets (rows of
-    /// white sets) inside one class, for one side to move, in index order.
-    fn row_units(&self) -> Vec<(Color, Class, Range<u64>)> {
-        let mut units = Vec::new();
-        for side in [Color::Black, Color::White] {
-            for class in self.indexer.classes() {
-                let step = (UNIT / class.white_sets).max(1);
-                let mut first = 0;
-                while first < class.black_sets {
-                    let last = (first + step).min(class.black_sets);
-                    units.push((side, *class, first..last));
-                    first = last;
-                }
-            }
-        }
-        units
-    }
-
     /// Phase 1: move counts and the positions decided without looking
     /// ahead. Returns those decided in 0 plies and in 1 ply.
     fn seed(&self, progress: &(dyn Fn(Progress) + Sync)) -> (Vec<Entry>, Vec<Entry>) {
-        let units = self.row_units();
+        let units = row_units(&self.indexer);
         let done = AtomicU64::new(0);
         let total = 2 * self.len;
-        let decided = self.parallel(units.len(), |unit, out| {
+        let decided = parallel(self.threads, units.len(), |unit, out| {
             let (side, class, ref black_ranks) = units[unit];
             let mut index = side.index() as u64 * self.len
                 + class.offset
@@ -368,7 +323,7 @@ impl Solver {
         }
         const CHUNK: usize = 1 << 12;
         let units = frontier.len().div_ceil(CHUNK);
-        self.parallel(units, |unit, out| {
+        parallel(self.threads, units, |unit, out| {
             let end = ((unit + 1) * CHUNK).min(frontier.len());
             for &entry in &frontier[unit * CHUNK..end] {
                 let (cars, side) = (entry.cars(), entry.side());
@@ -381,10 +336,10 @@ impl Solver {
     /// [`Solver::retreat`] for a large level: scans every slot for the
     /// values decided in `plies` plies.
     fn retreat_by_scan(&self, plies: u32) -> Vec<Entry> {
-        let units = self.row_units();
+        let units = row_units(&self.indexer);
         let won = DECIDED | WIN | plies as u16;
         let lost = DECIDED | plies as u16;
-        self.parallel(units.len(), |unit, out| {
+        parallel(self.threads, units.len(), |unit, out| {
             let (side, class, ref black_ranks) = units[unit];
             let first_row = side.index() as u64 * self.len + class.offset;
             for black_rank in black_ranks.clone() {
@@ -494,6 +449,55 @@ impl Solver {
             values,
         })
     }
+}
+
+/// Runs `work(unit)` for units `0..units` on all threads; each thread
+/// gathers what `work` pushes, and the results are concatenated.
+fn parallel<T: Send>(
+    threads: usize,
+    units: usize,
+    work: impl Fn(usize, &mut Vec<T>) + Sync,
+) -> Vec<T> {
+    let next_unit = AtomicUsize::new(0);
+    let mut gathered = Vec::new();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let unit = next_unit.fetch_add(1, Ordering::Relaxed);
+                        if unit >= units {
+                            break out;
+                        }
+                        work(unit, &mut out);
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            gathered.extend(handle.join().expect("solver thread panicked"));
+        }
+    });
+    gathered
+}
+
+/// Units of work over the whole table: a run of black sets (rows of
+/// white sets) inside one class, for one side to move, in index order.
+fn row_units(indexer: &Indexer) -> Vec<(Color, Class, Range<u64>)> {
+    let mut units = Vec::new();
+    for side in [Color::Black, Color::White] {
+        for class in indexer.classes() {
+            let step = (UNIT / class.white_sets).max(1);
+            let mut first = 0;
+            while first < class.black_sets {
+                let last = (first + step).min(class.black_sets);
+                units.push((side, *class, first..last));
+                first = last;
+            }
+        }
+    }
+    units
 }
 
 /// The next set of the same size in colex order (Gosper's hack).

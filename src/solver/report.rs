@@ -69,7 +69,7 @@ pub fn report(table: &Table, threads: usize) -> Report {
             reached.add(value);
         }
     }
-    reached.losses += seen.finished.len() as u64;
+    reached.losses += seen.finished();
     Report {
         size,
         rules: table.rules(),
