@@ -22,6 +22,7 @@ pub mod notation;
 pub mod options;
 pub mod perft;
 pub mod protocol;
+pub mod referee;
 pub mod search;
 pub mod solver;
 pub mod tablebase;

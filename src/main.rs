@@ -71,6 +71,8 @@ enum Commands {
         #[arg(long)]
         engine: Option<String>,
     },
+    /// Play games between two engines over pipes and report the score.
+    Match(Box<dodgem::referee::MatchArgs>),
 }
 
 fn parse_rules(name: &str) -> Result<dodgem::Rules, String> {
@@ -147,5 +149,6 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Commands::Gui { port, engine } => {
             dodgem::gui::run(dodgem::gui::GuiOptions { port, engine })
         }
+        Commands::Match(args) => Ok(dodgem::referee::run(&args)?),
     }
 }

@@ -1,0 +1,537 @@
+//! One game between two engine processes, refereed move by move.
+//!
+//! The referee owns the rules: it detects the end of the game itself
+//! (with [`Position::outcome`] and its own repetition count), checks every
+//! move, runs the clocks, and turns every fault of an engine (a stall, an
+//! exit, an illegal or unreadable move, a fallen flag) into a loss for it.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::board::{Color, Outcome, Position, Rules, WinReason};
+use crate::notation::{format_position, parse_move};
+
+use super::adjudication::Adjudicator;
+use super::clock::{Flag, Limits};
+use super::engine::{self, EngineProcess, Fault, Recv, Written};
+
+/// How the result of a game was reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Termination {
+    /// A side drove all its cars off.
+    AllCarsOff,
+    /// The side to move had no legal move (it loses or wins per the rules).
+    Blocked,
+    /// The same position for the third time.
+    Repetition,
+    /// The ply limit (`--maxplies`) was reached.
+    MaxPlies,
+    /// The solved table has a forced win (`--adjudicate`).
+    Adjudication,
+    /// A clock fell below minus the time margin.
+    TimeForfeit,
+    /// An illegal move, an unreadable `bestmove`, or `bestmove (none)` in a
+    /// game that is not over.
+    IllegalMove,
+    /// No reply within the stall timeout (handshake, `isready`, or a
+    /// search that neither ends nor answers `stop`).
+    Stalled,
+    /// The engine closed its output (exited or crashed), or could not be
+    /// started.
+    EngineExited,
+}
+
+impl Termination {
+    pub const ALL: [Termination; 9] = [
+        Termination::AllCarsOff,
+        Termination::Blocked,
+        Termination::Repetition,
+        Termination::MaxPlies,
+        Termination::Adjudication,
+        Termination::TimeForfeit,
+        Termination::IllegalMove,
+        Termination::Stalled,
+        Termination::EngineExited,
+    ];
+
+    /// The name in game records, results files and summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Termination::AllCarsOff => "all cars off",
+            Termination::Blocked => "blocked",
+            Termination::Repetition => "threefold repetition",
+            Termination::MaxPlies => "max plies",
+            Termination::Adjudication => "adjudication",
+            Termination::TimeForfeit => "time forfeit",
+            Termination::IllegalMove => "illegal move",
+            Termination::Stalled => "stalled",
+            Termination::EngineExited => "engine exited",
+        }
+    }
+
+    /// Whether an engine's fault ended the game (rather than the rules or
+    /// the referee's adjudication).
+    pub fn is_fault(self) -> bool {
+        matches!(
+            self,
+            Termination::TimeForfeit
+                | Termination::IllegalMove
+                | Termination::Stalled
+                | Termination::EngineExited
+        )
+    }
+}
+
+impl fmt::Display for Termination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The result of a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GameResult {
+    Win(Color),
+    Draw,
+}
+
+impl GameResult {
+    /// `1-0` (White won), `0-1` (Black won), `1/2-1/2`.
+    pub fn pgn(self) -> &'static str {
+        match self {
+            GameResult::Win(Color::White) => "1-0",
+            GameResult::Win(Color::Black) => "0-1",
+            GameResult::Draw => "1/2-1/2",
+        }
+    }
+}
+
+/// A score an engine reported, from its own point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Score {
+    Cp(i64),
+    Mate(i64),
+}
+
+impl fmt::Display for Score {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Score::Cp(cp) => write!(f, "cp {cp}"),
+            Score::Mate(n) => write!(f, "mate {n}"),
+        }
+    }
+}
+
+/// One move of a game record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoveRecord {
+    /// In protocol notation.
+    pub mv: String,
+    /// From sending `go` to reading `bestmove`.
+    pub time: Duration,
+    /// The last `score` and `depth` of the principal line the engine
+    /// reported before its `bestmove`.
+    pub score: Option<Score>,
+    pub depth: Option<u32>,
+}
+
+/// A finished game.
+#[derive(Clone, Debug)]
+pub struct GameRecord {
+    /// 1-based game number.
+    pub round: u32,
+    pub black: String,
+    pub white: String,
+    /// The colour the first engine played.
+    pub engine1: Color,
+    pub start: Position,
+    pub rules: Rules,
+    pub moves: Vec<MoveRecord>,
+    pub result: GameResult,
+    pub termination: Termination,
+    /// A sentence saying how the game ended.
+    pub detail: String,
+}
+
+impl GameRecord {
+    /// The first engine's points: 1, 0.5 or 0.
+    pub fn engine1_points(&self) -> f64 {
+        match self.result {
+            GameResult::Win(color) if color == self.engine1 => 1.0,
+            GameResult::Win(_) => 0.0,
+            GameResult::Draw => 0.5,
+        }
+    }
+}
+
+/// An engine of the match: what to run and how to set it up.
+#[derive(Clone, Debug)]
+pub struct Player {
+    pub name: String,
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// `setoption` lines, checked against the engine's options.
+    pub setup: Vec<String>,
+}
+
+/// The rules of play shared by every game of a match.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub rules: Rules,
+    pub limits: Limits,
+    /// How far below zero a clock may go before the flag falls.
+    pub time_margin: Duration,
+    /// The longest wait for `uciok`, `readyok`, a `bestmove` after `stop`,
+    /// and for the `bestmove` of a search that time does not limit.
+    pub stall_timeout: Duration,
+    /// Draw after this many plies.
+    pub max_plies: Option<u32>,
+    /// Ends games at forced wins (`--adjudicate`).
+    pub adjudicator: Option<Adjudicator>,
+}
+
+/// What the engine to move answered to `go`.
+struct Reply {
+    bestmove: String,
+    at: Instant,
+    score: Option<Score>,
+    depth: Option<u32>,
+}
+
+/// An ending: the result, why, and a sentence.
+type Ending = (GameResult, Termination, String);
+
+/// Plays one game from `start`; `players` are indexed by colour
+/// ([`Color::index`]), and `engine1` is the first engine's colour.
+pub fn play(
+    settings: &Settings,
+    players: [&Player; 2],
+    round: u32,
+    start: Position,
+    engine1: Color,
+) -> GameRecord {
+    let mut moves = Vec::new();
+    let (result, termination, detail) = run(settings, players, start, &mut moves);
+    GameRecord {
+        round,
+        black: players[Color::Black.index()].name.clone(),
+        white: players[Color::White.index()].name.clone(),
+        engine1,
+        start,
+        rules: settings.rules,
+        moves,
+        result,
+        termination,
+        detail,
+    }
+}
+
+/// Starts an engine and brings it to a new game: `uci`, its options,
+/// `ucinewgame`, `isready`.
+fn start_engine(player: &Player, settings: &Settings) -> Result<EngineProcess, Fault> {
+    let mut engine = EngineProcess::start(&player.command)
+        .map_err(|error| Fault::Exited(format!("could not be started: {error}")))?;
+    engine::handshake(&mut engine, settings.stall_timeout)?;
+    for line in &player.setup {
+        engine.send(line);
+    }
+    engine.send("ucinewgame");
+    engine::ready(&mut engine, settings.stall_timeout)?;
+    Ok(engine)
+}
+
+/// A loss for `color` because of `fault`.
+fn forfeit(players: [&Player; 2], color: Color, termination: Termination, what: &str) -> Ending {
+    let name = &players[color.index()].name;
+    (
+        GameResult::Win(color.other()),
+        termination,
+        format!("{} ({name}) {what}", color.name()),
+    )
+}
+
+fn fault_ending(players: [&Player; 2], color: Color, fault: Fault) -> Ending {
+    let termination = match fault {
+        Fault::Stalled(_) => Termination::Stalled,
+        Fault::Exited(_) => Termination::EngineExited,
+    };
+    forfeit(players, color, termination, &fault.to_string())
+}
+
+fn run(
+    settings: &Settings,
+    players: [&Player; 2],
+    start: Position,
+    moves: &mut Vec<MoveRecord>,
+) -> Ending {
+    let mut engines = Vec::with_capacity(2);
+    for color in [Color::Black, Color::White] {
+        match start_engine(players[color.index()], settings) {
+            Ok(engine) => engines.push(engine),
+            Err(fault) => return fault_ending(players, color, fault),
+        }
+    }
+    let start_text = format_position(&start);
+    let mut position = start;
+    // Positions since the last irreversible move: only these can repeat.
+    let mut since_irreversible = vec![start.key()];
+    let mut clock = settings.limits.clock();
+    if let Some(clock) = &mut clock {
+        clock.set_side(start.side_to_move());
+    }
+    let mut played: Vec<String> = Vec::new();
+    loop {
+        if let Some(ending) = game_over(settings, &position, &since_irreversible, played.len()) {
+            return ending;
+        }
+        let side = position.side_to_move();
+        let engine = &mut engines[side.index()];
+        if !engine.drain() {
+            let how = engine.exit_description();
+            return forfeit(
+                players,
+                side,
+                Termination::EngineExited,
+                &format!("exited between moves ({how})"),
+            );
+        }
+        let mut command = format!("position fen {start_text}");
+        if !played.is_empty() {
+            command.push_str(" moves ");
+            command.push_str(&played.join(" "));
+        }
+        engine.send(&command);
+        let deadline = settings
+            .limits
+            .move_deadline(clock.as_ref(), settings.time_margin);
+        let go = engine.send_timed(&settings.limits.go_command(clock.as_ref()));
+        let reply = match wait_for_bestmove(engine, &go, deadline, settings.stall_timeout) {
+            Ok(reply) => reply,
+            Err(fault) => return fault_ending(players, side, fault),
+        };
+        let used = reply.at.saturating_duration_since(go.instant());
+        if let Some(clock) = &mut clock
+            && let Err(Flag { had, used }) = clock.charge(side, used, settings.time_margin)
+        {
+            let what = format!(
+                "lost on time: its move took {:.3} s with {:.3} s on its clock",
+                used.as_secs_f64(),
+                had.as_secs_f64()
+            );
+            return forfeit(players, side, Termination::TimeForfeit, &what);
+        }
+        if let Some(movetime) = settings.limits.movetime
+            && used > movetime + settings.time_margin
+        {
+            let what = format!(
+                "lost on time: its move took {:.3} s of a move time of {:.3} s",
+                used.as_secs_f64(),
+                movetime.as_secs_f64()
+            );
+            return forfeit(players, side, Termination::TimeForfeit, &what);
+        }
+        if reply.bestmove == "(none)" {
+            let what = "answered bestmove (none) in a position with legal moves";
+            return forfeit(players, side, Termination::IllegalMove, what);
+        }
+        let mv = match parse_move(&reply.bestmove, &position) {
+            Ok(mv) => mv,
+            Err(error) => {
+                let what = format!("played an illegal move: {error}");
+                return forfeit(players, side, Termination::IllegalMove, &what);
+            }
+        };
+        moves.push(MoveRecord {
+            mv: reply.bestmove.clone(),
+            time: used,
+            score: reply.score,
+            depth: reply.depth,
+        });
+        played.push(reply.bestmove);
+        if mv.is_irreversible(side) {
+            since_irreversible.clear();
+        }
+        position = position.play(mv);
+        since_irreversible.push(position.key());
+    }
+}
+
+/// The end of the game by the rules, the ply limit or adjudication.
+fn game_over(
+    settings: &Settings,
+    position: &Position,
+    since_irreversible: &[u64],
+    plies: usize,
+) -> Option<Ending> {
+    if let Some(outcome) = position.outcome(settings.rules) {
+        let termination = match outcome {
+            Outcome::Win(_, WinReason::AllCarsOff) => Termination::AllCarsOff,
+            Outcome::Win(_, WinReason::Blocked(_)) => Termination::Blocked,
+            Outcome::DrawByRepetition => Termination::Repetition,
+        };
+        let result = match outcome.winner() {
+            Some(color) => GameResult::Win(color),
+            None => GameResult::Draw,
+        };
+        return Some((result, termination, outcome.to_string()));
+    }
+    let key = position.key();
+    if since_irreversible.iter().filter(|&&k| k == key).count() >= 3 {
+        return Some((
+            GameResult::Draw,
+            Termination::Repetition,
+            Outcome::DrawByRepetition.to_string(),
+        ));
+    }
+    if let Some(max) = settings.max_plies
+        && plies >= max as usize
+    {
+        return Some((
+            GameResult::Draw,
+            Termination::MaxPlies,
+            format!("draw: the ply limit of {max} was reached"),
+        ));
+    }
+    if let Some(adjudicator) = &settings.adjudicator
+        && let Some((result, detail)) = adjudicator.adjudicate(position)
+    {
+        return Some((result, Termination::Adjudication, detail));
+    }
+    None
+}
+
+/// Reads the engine's lines after `go` until `bestmove`.
+///
+/// With a `deadline` (the clock or move time plus the margin, counted from
+/// writing `go`), the referee sends `stop` once it passes and then waits
+/// `stall` for the `bestmove` (the move will lose on time, but an engine
+/// that answers is not stalled). Without one (a depth or node limit only),
+/// the whole search must end within `stall`.
+fn wait_for_bestmove(
+    engine: &mut EngineProcess,
+    go: &Written,
+    deadline: Option<Duration>,
+    stall: Duration,
+) -> Result<Reply, Fault> {
+    let mut score = None;
+    let mut depth = None;
+    let mut wait_until = later(go.instant(), deadline.unwrap_or(stall));
+    let mut stopped = false;
+    loop {
+        match engine.recv_until(wait_until) {
+            Recv::Line(line, at) => {
+                let mut tokens = line.split_whitespace();
+                match tokens.next() {
+                    Some("bestmove") => {
+                        return Ok(Reply {
+                            bestmove: tokens.next().unwrap_or_default().to_string(),
+                            at,
+                            score,
+                            depth,
+                        });
+                    }
+                    Some("info") => {
+                        if let Some((line_score, line_depth)) = parse_info(&line) {
+                            score = line_score.or(score);
+                            depth = line_depth.or(depth);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Recv::Timeout if stopped || deadline.is_none() => {
+                let what = if stopped {
+                    format!(
+                        "sent no bestmove within {} s of stop (sent when its time was up)",
+                        stall.as_secs_f64()
+                    )
+                } else {
+                    format!(
+                        "sent no bestmove within {} s of go (a search without a time limit)",
+                        stall.as_secs_f64()
+                    )
+                };
+                return Err(Fault::Stalled(what));
+            }
+            Recv::Timeout => {
+                engine.send("stop");
+                stopped = true;
+                wait_until = later(Instant::now(), stall);
+            }
+            Recv::Eof => {
+                let how = engine.exit_description();
+                return Err(Fault::Exited(format!("exited while thinking ({how})")));
+            }
+        }
+    }
+}
+
+/// `instant + duration`, or a year on for a duration beyond the clock's
+/// range (a clock that increments have grown absurdly large).
+pub(crate) fn later(instant: Instant, duration: Duration) -> Instant {
+    instant
+        .checked_add(duration)
+        .unwrap_or_else(|| instant + Duration::from_secs(365 * 86_400))
+}
+
+/// The score and depth of an `info` line about the principal variation
+/// (`multipv 1` or no `multipv`); `None` for other lines.
+pub fn parse_info(line: &str) -> Option<(Option<Score>, Option<u32>)> {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    if tokens.first() != Some(&"info") || tokens.contains(&"string") {
+        return None;
+    }
+    let after = |key: &str| {
+        tokens
+            .iter()
+            .position(|&t| t == key)
+            .and_then(|i| tokens.get(i + 1))
+            .copied()
+    };
+    if after("multipv").is_some_and(|k| k != "1") {
+        return None;
+    }
+    let depth = after("depth").and_then(|d| d.parse().ok());
+    let score = tokens.iter().position(|&t| t == "score").and_then(|i| {
+        match (tokens.get(i + 1), tokens.get(i + 2)) {
+            (Some(&"cp"), Some(v)) => v.parse().ok().map(Score::Cp),
+            (Some(&"mate"), Some(v)) => v.parse().ok().map(Score::Mate),
+            _ => None,
+        }
+    });
+    (score.is_some() || depth.is_some()).then_some((score, depth))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_scores_from_info_lines() {
+        let line = "info depth 19 seldepth 19 multipv 1 score mate 10 nodes 13298 nps 1 hashfull 1 time 1 pv a3b3";
+        assert_eq!(parse_info(line), Some((Some(Score::Mate(10)), Some(19))));
+        assert_eq!(
+            parse_info("info depth 3 score cp -38 pv a2b2"),
+            Some((Some(Score::Cp(-38)), Some(3)))
+        );
+        assert_eq!(parse_info("info depth 3 multipv 2 score cp 5"), None);
+        assert_eq!(parse_info("info string depth 3 score cp 5"), None);
+        assert_eq!(parse_info("info nodes 5"), None);
+        assert_eq!(parse_info("info depth x score cp y"), None);
+    }
+
+    #[test]
+    fn names_and_results() {
+        assert_eq!(GameResult::Win(Color::White).pgn(), "1-0");
+        assert_eq!(GameResult::Win(Color::Black).pgn(), "0-1");
+        assert_eq!(GameResult::Draw.pgn(), "1/2-1/2");
+        assert!(Termination::Stalled.is_fault());
+        assert!(!Termination::Repetition.is_fault());
+        let names: std::collections::HashSet<&str> =
+            Termination::ALL.iter().map(|t| t.name()).collect();
+        assert_eq!(names.len(), Termination::ALL.len());
+    }
+}

@@ -1,0 +1,1194 @@
+//! The referee (`dodgem match`) end to end: matches between copies of the
+//! engine and against mock engines (`tests/mock/engine.py`) that misbehave
+//! in one way each. Every match runs as a child process with a hard
+//! timeout, and every game record it writes is replayed move by move with
+//! the library's rules ([`replay_pgn`]).
+//!
+//! `DODGEM_PGN=<file> cargo test --test referee -- --ignored` replays a
+//! record file from elsewhere (a long match) with the same checks.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use dodgem::board::WinReason;
+use dodgem::notation::{parse_move, parse_position};
+use dodgem::tablebase::{self, Value as TableValue};
+use dodgem::{Color, Outcome, Position, Rules};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_dodgem");
+
+/// No test match may take longer than this (they take a few seconds).
+const MATCH_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The command line of a mock engine in `mode`.
+fn mock(mode: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock/engine.py");
+    let script = script.to_string_lossy();
+    format!("python3 {} {mode}", shlex::try_quote(&script).unwrap())
+}
+
+/// The engine under test, as a command line.
+fn engine() -> String {
+    shlex::try_quote(BIN).unwrap().into_owned()
+}
+
+/// A scratch directory for one test's files, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let unique = COUNT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "dodgem-referee-{}-{unique}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// What a `dodgem match` run gave.
+struct Run {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+/// Runs `dodgem match <args>`, killing it if it outlives `MATCH_TIMEOUT`.
+fn run_match(args: &[&str]) -> Run {
+    let started = Instant::now();
+    let mut child = Command::new(BIN)
+        .arg("match")
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start dodgem match");
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > MATCH_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "dodgem match {args:?} did not finish within {MATCH_TIMEOUT:?}; stdout so far:\n{}",
+                stdout.join().unwrap()
+            );
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+        elapsed: started.elapsed(),
+    }
+}
+
+/// A match that must succeed, with its record and results files read.
+struct Played {
+    run: Run,
+    games: Vec<Replayed>,
+    results: Value,
+}
+
+fn play(scratch: &Scratch, args: &[&str]) -> Played {
+    let pgn = scratch.path("games.pgn");
+    let json = scratch.path("results.json");
+    let mut all: Vec<&str> = args.to_vec();
+    let (pgn_arg, json_arg) = (pgn.to_str().unwrap(), json.to_str().unwrap());
+    all.extend(["--pgn", pgn_arg, "--results", json_arg]);
+    let run = run_match(&all);
+    assert!(
+        run.status.success(),
+        "dodgem match {all:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        run.status,
+        run.stdout,
+        run.stderr
+    );
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    let games = replay_pgn(&text).unwrap_or_else(|error| panic!("{error}\nrecord:\n{text}"));
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    check_results_agree(&games, &results);
+    Played {
+        run,
+        games,
+        results,
+    }
+}
+
+// Replaying game records -----------------------------------------------------
+
+/// One replayed game record.
+#[derive(Debug)]
+struct Replayed {
+    tags: HashMap<String, String>,
+    moves: Vec<String>,
+    /// Comments after each move, e.g. `cp 38/12 0.153s`.
+    comments: Vec<String>,
+}
+
+impl Replayed {
+    fn tag(&self, name: &str) -> &str {
+        self.tags.get(name).map(String::as_str).unwrap_or("")
+    }
+}
+
+/// Splits a record file into games: tag lines, then movetext up to a
+/// blank line.
+fn parse_pgn(text: &str) -> Result<Vec<Replayed>, String> {
+    let mut games = Vec::new();
+    let mut lines = text.lines().peekable();
+    while lines.peek().is_some() {
+        while lines.peek().is_some_and(|line| line.trim().is_empty()) {
+            lines.next();
+        }
+        if lines.peek().is_none() {
+            break;
+        }
+        let mut tags = HashMap::new();
+        while let Some(line) = lines.next_if(|line| line.starts_with('[')) {
+            let inner = line
+                .strip_prefix('[')
+                .and_then(|l| l.strip_suffix(']'))
+                .ok_or_else(|| format!("bad tag line {line:?}"))?;
+            let (name, value) = inner
+                .split_once(' ')
+                .ok_or_else(|| format!("bad tag line {line:?}"))?;
+            let value = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .ok_or_else(|| format!("unquoted tag value in {line:?}"))?;
+            tags.insert(
+                name.to_string(),
+                value.replace("\\\"", "\"").replace("\\\\", "\\"),
+            );
+        }
+        if lines.next().is_some_and(|line| !line.trim().is_empty()) {
+            return Err("no blank line after the tags".into());
+        }
+        let mut movetext = String::new();
+        while let Some(line) = lines.next_if(|line| !line.trim().is_empty()) {
+            movetext.push_str(line);
+            movetext.push(' ');
+        }
+        // Moves, each followed by its comment; then a closing comment and
+        // the result.
+        let mut moves = Vec::new();
+        let mut comments = Vec::new();
+        let mut rest = movetext.as_str();
+        let mut tokens = Vec::new();
+        while let Some(open) = rest.find('{') {
+            tokens.extend(
+                rest[..open]
+                    .split_whitespace()
+                    .map(|t| (t.to_string(), false)),
+            );
+            let close = rest[open..].find('}').ok_or("unclosed comment")? + open;
+            tokens.push((rest[open + 1..close].to_string(), true));
+            rest = &rest[close + 1..];
+        }
+        tokens.extend(rest.split_whitespace().map(|t| (t.to_string(), false)));
+        let (result, _) = tokens.pop().ok_or("empty movetext")?;
+        if result != tags.get("Result").map(String::as_str).unwrap_or("") {
+            return Err(format!(
+                "movetext ends in {result}, the Result tag says otherwise"
+            ));
+        }
+        let last_comment = tokens.pop();
+        if !last_comment.as_ref().is_some_and(|(_, comment)| *comment) {
+            return Err("no closing comment before the result".into());
+        }
+        for (token, is_comment) in tokens {
+            if is_comment {
+                comments.push(token);
+            } else if token.ends_with('.') && token.trim_end_matches('.').parse::<u32>().is_ok() {
+                continue; // a move number
+            } else {
+                moves.push(token);
+            }
+        }
+        if comments.len() != moves.len() {
+            return Err(format!(
+                "{} moves but {} comments",
+                moves.len(),
+                comments.len()
+            ));
+        }
+        games.push(Replayed {
+            tags,
+            moves,
+            comments,
+        });
+    }
+    Ok(games)
+}
+
+/// Parses a record file and replays every game from its `FEN` tag: each
+/// move must be legal in a game that is not over, and the end must be
+/// what `Result` and `Termination` say. This is the check to apply to any
+/// record the referee writes.
+fn replay_pgn(text: &str) -> Result<Vec<Replayed>, String> {
+    let games = parse_pgn(text)?;
+    for game in &games {
+        replay_game(game).map_err(|error| format!("round {}: {error}", game.tag("Round")))?;
+    }
+    Ok(games)
+}
+
+fn replay_game(game: &Replayed) -> Result<(), String> {
+    for tag in [
+        "Event",
+        "Date",
+        "Round",
+        "Black",
+        "White",
+        "Result",
+        "BoardSize",
+        "Rules",
+        "FEN",
+        "TimeControl",
+        "Termination",
+    ] {
+        if !game.tags.contains_key(tag) {
+            return Err(format!("no {tag} tag"));
+        }
+    }
+    let rules = Rules::from_name(game.tag("Rules")).ok_or("bad Rules tag")?;
+    let start = parse_position(game.tag("FEN")).map_err(|e| format!("FEN: {e}"))?;
+    if game.tag("BoardSize") != start.size().to_string() {
+        return Err("BoardSize does not match the FEN".into());
+    }
+    if game.tag("PlyCount") != game.moves.len().to_string() {
+        return Err("PlyCount does not match the moves".into());
+    }
+    let mut position = start;
+    let mut seen: Vec<Position> = vec![start];
+    let repeated = |seen: &[Position], position: &Position| {
+        seen.iter().filter(|p| *p == position).count() >= 3
+    };
+    for (ply, text) in game.moves.iter().enumerate() {
+        if let Some(outcome) = position.outcome(rules) {
+            return Err(format!(
+                "move {} ({text}) after the game ended: {outcome}",
+                ply + 1
+            ));
+        }
+        if repeated(&seen, &position) {
+            return Err(format!(
+                "move {} ({text}) after a threefold repetition",
+                ply + 1
+            ));
+        }
+        let mv = parse_move(text, &position).map_err(|e| format!("move {}: {e}", ply + 1))?;
+        position = position.play(mv);
+        seen.push(position);
+    }
+    let result = game.tag("Result");
+    let winner = match result {
+        "1-0" => Some(Color::White),
+        "0-1" => Some(Color::Black),
+        "1/2-1/2" => None,
+        other => return Err(format!("bad Result {other}")),
+    };
+    let outcome = position.outcome(rules);
+    let termination = game.tag("Termination");
+    let consistent = match termination {
+        "all cars off" => {
+            matches!(outcome, Some(Outcome::Win(w, WinReason::AllCarsOff)) if Some(w) == winner)
+        }
+        "blocked" => {
+            matches!(outcome, Some(Outcome::Win(w, WinReason::Blocked(_))) if Some(w) == winner)
+        }
+        "threefold repetition" => {
+            outcome.is_none() && repeated(&seen, &position) && winner.is_none()
+        }
+        "max plies" => outcome.is_none() && winner.is_none(),
+        // A forced win for the winner; checked against the built-in
+        // tables where they cover the board.
+        "adjudication" => {
+            outcome.is_none()
+                && winner.is_some_and(|w| match tablebase::builtin(position.size(), rules) {
+                    None => true,
+                    Some(table) => match table.probe(&position) {
+                        Some(TableValue::Win(_)) => w == position.side_to_move(),
+                        Some(TableValue::Loss(_)) => w != position.side_to_move(),
+                        _ => false,
+                    },
+                })
+        }
+        // A fault ends an unfinished game with a loss for the side at
+        // fault: the side to move, or either side before the first move
+        // (in the handshake).
+        "time forfeit" | "illegal move" | "stalled" | "engine exited" => {
+            outcome.is_none()
+                && !repeated(&seen, &position)
+                && winner.is_some_and(|w| game.moves.is_empty() || w != position.side_to_move())
+        }
+        other => return Err(format!("unknown Termination {other:?}")),
+    };
+    if consistent {
+        Ok(())
+    } else {
+        Err(format!(
+            "the game ends in {} ({outcome:?}) after {} plies, but the record says {result} by {termination}",
+            dodgem::notation::format_position(&position),
+            game.moves.len()
+        ))
+    }
+}
+
+/// The results file must count what the record file holds.
+fn check_results_agree(games: &[Replayed], results: &Value) {
+    let list = results["games"].as_array().expect("a games list");
+    assert_eq!(
+        list.len(),
+        games.len(),
+        "results and records count different games"
+    );
+    let (mut wins, mut losses, mut draws) = (0, 0, 0);
+    for (game, entry) in games.iter().zip(list) {
+        assert_eq!(entry["round"].to_string(), game.tag("Round"));
+        assert_eq!(entry["result"], game.tag("Result"));
+        assert_eq!(entry["termination"], game.tag("Termination"));
+        assert_eq!(entry["start"], game.tag("FEN"));
+        assert_eq!(entry["plies"], game.moves.len());
+        match entry["engine1_points"].as_f64().unwrap() {
+            1.0 => wins += 1,
+            0.0 => losses += 1,
+            _ => draws += 1,
+        }
+    }
+    let totals = &results["totals"];
+    assert_eq!(
+        (
+            totals["wins"].as_u64(),
+            totals["losses"].as_u64(),
+            totals["draws"].as_u64()
+        ),
+        (Some(wins), Some(losses), Some(draws))
+    );
+    assert_eq!(totals["games"].as_u64(), Some(games.len() as u64));
+}
+
+/// The colour the first engine (named `first`) played.
+fn engine1_color(game: &Replayed, first: &str) -> Color {
+    if game.tag("Black") == first {
+        Color::Black
+    } else {
+        assert_eq!(game.tag("White"), first);
+        Color::White
+    }
+}
+
+/// Plays two games of `mode` (as the first engine) against the `legal`
+/// mock (with the default 10 s stall timeout, ample for starting Python on
+/// a loaded machine, unless `limits` sets one) and checks that the mock lost both for `termination`, and that
+/// the match went on to the second game.
+fn assert_mock_loses(mode: &str, limits: &[&str], termination: &str) -> Played {
+    let scratch = Scratch::new(mode);
+    let (faulty, legal) = (mock(mode), mock("legal"));
+    let mut args = vec![
+        "--engine1",
+        &faulty,
+        "--engine2",
+        &legal,
+        "--games",
+        "2",
+        "--size",
+        "4",
+    ];
+    args.extend(limits);
+    let played = play(&scratch, &args);
+    let name = format!("mock-{mode}");
+    assert!(
+        played
+            .run
+            .stdout
+            .contains(&format!("Score of {name} vs mock-legal: 0 - 2 - 0")),
+        "{}",
+        played.run.stdout
+    );
+    assert_eq!(played.games.len(), 2);
+    for game in &played.games {
+        assert_eq!(game.tag("Termination"), termination, "{game:?}");
+        let loser = engine1_color(game, &name);
+        let expected = if loser == Color::Black { "1-0" } else { "0-1" };
+        assert_eq!(game.tag("Result"), expected);
+    }
+    for entry in played.results["games"].as_array().unwrap() {
+        assert_eq!(entry["engine1_points"], 0.0);
+        assert!(entry["detail"].as_str().unwrap().contains(&name), "{entry}");
+    }
+    assert_eq!(played.results["terminations"][termination], 2);
+    played
+}
+
+// Faults ----------------------------------------------------------------------
+
+#[test]
+fn illegal_move_loses() {
+    let played = assert_mock_loses("illegal", &["--depth", "1"], "illegal move");
+    let entry = &played.results["games"][0];
+    assert!(
+        entry["detail"]
+            .as_str()
+            .unwrap()
+            .contains("is illegal in this position"),
+        "{entry}"
+    );
+}
+
+#[test]
+fn unparsable_move_loses() {
+    let played = assert_mock_loses("garbage", &["--depth", "1"], "illegal move");
+    assert!(
+        played.run.stdout.contains("'xyzzy' is not a move"),
+        "{}",
+        played.run.stdout
+    );
+}
+
+#[test]
+fn bestmove_none_in_a_live_game_loses() {
+    let played = assert_mock_loses("none", &["--depth", "1"], "illegal move");
+    assert!(
+        played.run.stdout.contains("bestmove (none)"),
+        "{}",
+        played.run.stdout
+    );
+}
+
+#[test]
+fn stall_after_go_loses_under_a_clock() {
+    let played = assert_mock_loses(
+        "stall",
+        &["--tc", "0.5+0", "--stall-timeout", "3"],
+        "stalled",
+    );
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("sent no bestmove within 3 s of stop"),
+        "{}",
+        played.run.stdout
+    );
+    // The mock stalled mid-game, at its second move.
+    for game in &played.games {
+        assert!(game.moves.len() >= 2, "{game:?}");
+    }
+}
+
+#[test]
+fn stall_after_go_loses_without_a_clock() {
+    let played = assert_mock_loses(
+        "stall",
+        &["--depth", "3", "--stall-timeout", "3"],
+        "stalled",
+    );
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("sent no bestmove within 3 s of go"),
+        "{}",
+        played.run.stdout
+    );
+}
+
+#[test]
+fn engine_exiting_mid_game_loses() {
+    let played = assert_mock_loses("exit", &["--depth", "1"], "engine exited");
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("exited while thinking (exit status: 4)"),
+        "{}",
+        played.run.stdout
+    );
+    for game in &played.games {
+        assert!(game.moves.len() >= 2, "{game:?}");
+    }
+}
+
+#[test]
+fn engine_crashing_before_the_game_loses() {
+    let played = assert_mock_loses("crash", &["--depth", "1"], "engine exited");
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("exited before readyok (exit status: 3)"),
+        "{}",
+        played.run.stdout
+    );
+    for game in &played.games {
+        assert!(game.moves.is_empty(), "{game:?}");
+    }
+}
+
+#[test]
+fn isready_timeout_loses() {
+    let played = assert_mock_loses(
+        "noready",
+        &["--depth", "1", "--stall-timeout", "3"],
+        "stalled",
+    );
+    assert!(
+        played.run.stdout.contains("sent no readyok within 3 s"),
+        "{}",
+        played.run.stdout
+    );
+}
+
+#[test]
+fn slow_engine_loses_on_time() {
+    let played = assert_mock_loses("slow", &["--tc", "0.5+0"], "time forfeit");
+    // The mock answers half a second after its 0.5 s (less its first
+    // move's time) are gone: the time charged is about 1 s, not cut short
+    // by the referee.
+    for entry in played.results["games"].as_array().unwrap() {
+        let detail = entry["detail"].as_str().unwrap();
+        let took: f64 = detail
+            .split("its move took ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|seconds| seconds.parse().ok())
+            .unwrap_or_else(|| panic!("no time in {detail:?}"));
+        assert!((0.95..5.0).contains(&took), "{detail}");
+        assert!(detail.contains("s on its clock"), "{detail}");
+    }
+}
+
+#[test]
+fn engine_without_uciok_is_refused_before_the_match() {
+    let run = run_match(&[
+        "--engine1",
+        &mock("nouci"),
+        "--engine2",
+        &mock("legal"),
+        "--depth",
+        "1",
+        "--stall-timeout",
+        "1",
+    ]);
+    assert!(!run.status.success());
+    assert!(run.stderr.contains("--engine1"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("sent no uciok within 1 s of uci"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.elapsed < Duration::from_secs(30), "{:?}", run.elapsed);
+}
+
+#[test]
+fn bad_command_lines_get_clear_errors() {
+    let engine = engine();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "--engine1",
+                "/nonexistent/engine",
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+            ],
+            "--engine1: cannot start '/nonexistent/engine'",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                "\"unbalanced",
+                "--depth",
+                "1",
+            ],
+            "--engine2: cannot split the command line",
+        ),
+        (
+            &["--engine1", &engine, "--engine2", &engine],
+            "no limit for the engines' searches",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--option1",
+                "Threads=2",
+            ],
+            "--option1 Threads=2: the engine has no option 'Threads'",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--option2",
+                "Hash=0",
+            ],
+            "--option2 Hash=0: 'Hash' takes a whole number from 1 to 16384, not '0'",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--option1",
+                "Rules=classic",
+            ],
+            "set the rules with --rules",
+        ),
+        (
+            &["--engine1", &engine, "--engine2", &engine, "--tc", "0+1"],
+            "the base time must be above zero",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--size",
+                "9",
+            ],
+            "--size 9 is outside 3..8",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--sprt",
+                "10,0,0.05,0.05",
+            ],
+            "elo0 must be below elo1",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--rules",
+                "fast",
+            ],
+            "unknown rules 'fast'",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--games",
+                "0",
+            ],
+            "--games must be from 1 to 100000",
+        ),
+        (
+            &[
+                "--engine1",
+                &engine,
+                "--engine2",
+                &engine,
+                "--depth",
+                "1",
+                "--random-plies",
+                "1000",
+            ],
+            "--random-plies must be at most 200",
+        ),
+    ];
+    for (args, message) in cases {
+        let run = run_match(args);
+        assert!(!run.status.success(), "{args:?} succeeded");
+        assert!(
+            run.stderr.contains(message),
+            "{args:?}: expected {message:?} in:\n{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+}
+
+// Matches ---------------------------------------------------------------------
+
+#[test]
+fn engines_play_a_match_that_replays() {
+    let scratch = Scratch::new("engines");
+    let engine = engine();
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &engine,
+            "--engine2",
+            &engine,
+            "--name1",
+            "first",
+            "--name2",
+            "second",
+            "--option1",
+            "Hash=4",
+            "--option2",
+            "Move Overhead=20",
+            "--games",
+            "6",
+            "--size",
+            "4",
+            "--random-plies",
+            "3",
+            "--seed",
+            "5",
+            "--depth",
+            "4",
+            "--concurrency",
+            "2",
+            "--rules",
+            "classic",
+        ],
+    );
+    assert_eq!(played.games.len(), 6);
+    for (i, game) in played.games.iter().enumerate() {
+        assert_eq!(game.tag("Round"), (i + 1).to_string());
+        assert_eq!(game.tag("Rules"), "classic");
+        assert_eq!(game.tag("TimeControl"), "depth=4");
+        assert!(
+            !dodgem::referee::game::Termination::ALL
+                .iter()
+                .any(|t| t.is_fault() && t.name() == game.tag("Termination")),
+            "{game:?}"
+        );
+        // The engine reports a score and depth for every move.
+        assert!(
+            game.comments
+                .iter()
+                .all(|c| c.contains("/4 ") || c.contains("mate")),
+            "{game:?}"
+        );
+        // Random openings of 3 plies: White to move in every game.
+        assert!(game.tag("FEN").ends_with(" w"));
+    }
+    // Each opening twice, colours swapped.
+    for pair in played.games.chunks(2) {
+        assert_eq!(pair[0].tag("FEN"), pair[1].tag("FEN"));
+        assert_eq!(
+            (pair[0].tag("Black"), pair[0].tag("White")),
+            ("first", "second")
+        );
+        assert_eq!(
+            (pair[1].tag("Black"), pair[1].tag("White")),
+            ("second", "first")
+        );
+    }
+    let stdout = &played.run.stdout;
+    assert!(stdout.contains("Score of first vs second: "), "{stdout}");
+    assert!(stdout.contains("Elo difference: "), "{stdout}");
+    assert!(stdout.contains("LOS: "), "{stdout}");
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("Finished game"))
+            .count(),
+        6
+    );
+}
+
+#[test]
+fn timed_match_between_engines_keeps_the_clock() {
+    let scratch = Scratch::new("timed");
+    let engine = engine();
+    // A generous margin: the test checks the clock's bookkeeping, not the
+    // speed of a loaded machine.
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &engine,
+            "--engine2",
+            &engine,
+            "--games",
+            "2",
+            "--size",
+            "4",
+            "--random-plies",
+            "2",
+            "--tc",
+            "2/1+0.05",
+            "--timemargin",
+            "300",
+            "--concurrency",
+            "2",
+        ],
+    );
+    for game in &played.games {
+        assert_eq!(game.tag("TimeControl"), "2/1+0.05");
+        assert!(
+            ["all cars off", "blocked", "threefold repetition"].contains(&game.tag("Termination")),
+            "{game:?}"
+        );
+        // Every move is charged a time, and no move took more than a clock.
+        for comment in &game.comments {
+            let seconds: f64 = comment
+                .rsplit(' ')
+                .next()
+                .and_then(|t| t.strip_suffix('s'))
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("no time in {comment:?}"));
+            assert!(seconds < 2.5, "{comment}");
+        }
+    }
+}
+
+#[test]
+fn threefold_repetition_and_max_plies_are_draws() {
+    let scratch = Scratch::new("draws");
+    let sideways = mock("sideways");
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &sideways,
+            "--engine2",
+            &sideways,
+            "--games",
+            "2",
+            "--size",
+            "4",
+            "--depth",
+            "1",
+        ],
+    );
+    for game in &played.games {
+        assert_eq!(game.tag("Termination"), "threefold repetition");
+        assert_eq!(game.tag("Result"), "1/2-1/2");
+    }
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &sideways,
+            "--engine2",
+            &sideways,
+            "--games",
+            "2",
+            "--size",
+            "4",
+            "--depth",
+            "1",
+            "--maxplies",
+            "3",
+        ],
+    );
+    for game in &played.games {
+        assert_eq!(game.tag("Termination"), "max plies");
+        assert_eq!(game.moves.len(), 3);
+    }
+}
+
+#[test]
+fn openings_file_is_used_in_turn_with_colours_swapped() {
+    let scratch = Scratch::new("openings");
+    let openings = scratch.path("openings.txt");
+    std::fs::write(
+        &openings,
+        "# two openings\nB3/B3/B3/1WWW b\n\nB3/1B2/B3/W1WW w\n",
+    )
+    .unwrap();
+    let legal = mock("legal");
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &legal,
+            "--engine2",
+            &legal,
+            "--games",
+            "5",
+            "--depth",
+            "1",
+            "--openings",
+            openings.to_str().unwrap(),
+        ],
+    );
+    let fens: Vec<&str> = played.games.iter().map(|g| g.tag("FEN")).collect();
+    assert_eq!(
+        fens,
+        [
+            "B3/B3/B3/1WWW b",
+            "B3/B3/B3/1WWW b",
+            "B3/1B2/B3/W1WW w",
+            "B3/1B2/B3/W1WW w",
+            "B3/B3/B3/1WWW b",
+        ]
+    );
+    let first = "mock-legal (1)";
+    let colors: Vec<Color> = played
+        .games
+        .iter()
+        .map(|g| engine1_color(g, first))
+        .collect();
+    assert_eq!(
+        colors,
+        [
+            Color::Black,
+            Color::White,
+            Color::Black,
+            Color::White,
+            Color::Black
+        ]
+    );
+}
+
+#[test]
+fn sprt_stops_a_decided_match() {
+    let scratch = Scratch::new("sprt");
+    let (legal, illegal) = (mock("legal"), mock("illegal"));
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &legal,
+            "--engine2",
+            &illegal,
+            "--games",
+            "40",
+            "--size",
+            "4",
+            "--depth",
+            "1",
+            "--sprt",
+            "0,100,0.05,0.05",
+        ],
+    );
+    // Every game is a win for the first engine: with half a game added to
+    // each count, the LLR passes 2.94 after the fifth (see stats.rs).
+    assert!(played.games.len() < 10, "{} games", played.games.len());
+    assert!(
+        played.run.stdout.contains("H1 accepted after 5 games"),
+        "{}",
+        played.run.stdout
+    );
+    assert_eq!(played.results["sprt"]["decision"], "H1 accepted");
+}
+
+#[test]
+fn adjudication_ends_games_at_forced_wins() {
+    let scratch = Scratch::new("adjudicate");
+    let legal = mock("legal");
+    // The 3 x 3 start is a forced win for Black: over before a move.
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &legal,
+            "--engine2",
+            &legal,
+            "--games",
+            "2",
+            "--size",
+            "3",
+            "--depth",
+            "1",
+            "--adjudicate",
+        ],
+    );
+    for game in &played.games {
+        assert_eq!(game.tag("Termination"), "adjudication");
+        assert_eq!(game.tag("Result"), "0-1");
+        assert!(game.moves.is_empty());
+    }
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("Black wins by adjudication: the table has a forced win in 19 plies"),
+        "{}",
+        played.run.stdout
+    );
+    // On 4 x 4 (a drawn start) the games go on until one side has a forced
+    // win (the mocks blunder into one); the replay checks the verdict
+    // against the table.
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &legal,
+            "--engine2",
+            &legal,
+            "--games",
+            "2",
+            "--size",
+            "4",
+            "--depth",
+            "1",
+            "--adjudicate",
+        ],
+    );
+    for game in &played.games {
+        assert_eq!(game.tag("Termination"), "adjudication", "{game:?}");
+        assert!(!game.moves.is_empty(), "{game:?}");
+    }
+    let run = run_match(&[
+        "--engine1",
+        &legal,
+        "--engine2",
+        &legal,
+        "--size",
+        "5",
+        "--depth",
+        "1",
+        "--adjudicate",
+    ]);
+    assert!(!run.status.success());
+    assert!(
+        run.stderr.contains("--adjudicate: no table covers 5 x 5"),
+        "{}",
+        run.stderr
+    );
+    let run = run_match(&[
+        "--engine1",
+        &legal,
+        "--engine2",
+        &legal,
+        "--size",
+        "4",
+        "--depth",
+        "1",
+        "--adjudicate",
+        "--tablebase",
+        "/nonexistent/table",
+    ]);
+    assert!(
+        run.stderr
+            .contains("--tablebase: cannot read /nonexistent/table"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Replays a record file given in `DODGEM_PGN` (for long matches run by
+/// hand, like the README's).
+#[test]
+#[ignore = "replays the record file named by DODGEM_PGN"]
+fn replays_pgn_file() {
+    let path = std::env::var("DODGEM_PGN").expect("set DODGEM_PGN to a record file");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let games = replay_pgn(&text).unwrap_or_else(|error| panic!("{path}: {error}"));
+    let mut terminations: HashMap<&str, usize> = HashMap::new();
+    for game in &games {
+        *terminations.entry(game.tag("Termination")).or_default() += 1;
+    }
+    eprintln!("{path}: {} games replayed: {terminations:?}", games.len());
+    assert!(!games.is_empty());
+}
+
+#[test]
+fn the_replay_check_catches_bad_records() {
+    let good = "[Event \"e\"]\n[Date \"d\"]\n[Round \"1\"]\n[Black \"a\"]\n[White \"b\"]\n[Result \"0-1\"]\n\
+        [BoardSize \"3\"]\n[Rules \"textbook\"]\n[FEN \"1B1/2B/W2 b\"]\n[TimeControl \"depth=1\"]\n\
+        [Termination \"all cars off\"]\n[PlyCount \"2\"]\n\n1. c2d2 {0.001s} {x} 0-1\n\n";
+    // Black has two cars: c2d2 drives one off, and b3 is still on.
+    assert!(replay_pgn(good).unwrap_err().contains("PlyCount"));
+    let good = good.replace("[PlyCount \"2\"]", "[PlyCount \"1\"]");
+    assert!(
+        replay_pgn(&good)
+            .unwrap_err()
+            .contains("but the record says 0-1 by all cars off")
+    );
+    let finished = good.replace("1B1/2B/W2 b", "3/2B/W2 b");
+    assert_eq!(replay_pgn(&finished).unwrap().len(), 1);
+    let illegal = finished.replace("c2d2", "c2b2");
+    assert!(replay_pgn(&illegal).is_err());
+    let wrong_result = finished.replace("{x} 0-1", "{x} 1-0");
+    assert!(replay_pgn(&wrong_result).is_err());
+}
+
+#[test]
+fn a_match_against_an_engine_that_crashes_finishes() {
+    // The crash mock against the real engine, both colours, twice over.
+    let scratch = Scratch::new("crash");
+    let (crash, engine) = (mock("exit"), engine());
+    let played = play(
+        &scratch,
+        &[
+            "--engine1",
+            &engine,
+            "--engine2",
+            &crash,
+            "--games",
+            "4",
+            "--size",
+            "5",
+            "--movetime",
+            "20",
+            // The engine's 20 ms must not be lost to a loaded machine.
+            "--timemargin",
+            "1000",
+        ],
+    );
+    assert_eq!(played.games.len(), 4);
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("Score of dodgem 0.1.0 vs mock-exit: 4 - 0 - 0"),
+        "{}",
+        played.run.stdout
+    );
+}
