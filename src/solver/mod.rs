@@ -201,7 +201,7 @@ const UNIT: u64 = 1 << 15;
 
 /// A level holding more than one slot in this many is found by scanning
 /// the table instead of walking its list.
-const SCAN_RATIO: u64 = 64;
+const SCAN_RATIO: u64 = 256;
 
 /// Solves every position of `size` x `size` Dodgem under `rules`, on
 /// `threads` threads, reporting progress to `progress` (from any thread).
@@ -231,7 +231,14 @@ pub fn solve(
     let mut decided = (current.len() + decided_in_one.len()) as u64;
     let mut plies = 0;
     while !current.is_empty() || plies == 0 {
+        let level_started = Instant::now();
         let mut found = solver.retreat(&current, plies);
+        log::debug!(
+            "ply {plies}: {} positions decided {} more in {:?}",
+            current.len(),
+            found.len(),
+            level_started.elapsed()
+        );
         decided += found.len() as u64;
         found.append(&mut decided_in_one);
         current = found;
