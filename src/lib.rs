@@ -15,6 +15,7 @@
 
 pub mod bench;
 pub mod board;
+pub mod client;
 pub mod engine;
 pub mod eval;
 pub mod gui;

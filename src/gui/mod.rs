@@ -8,11 +8,10 @@
 //! the page sends can run another program.
 //!
 //! - [`game`]: the game, judged by the library's rules.
-//! - [`engine`]: the engine process and the lines it prints.
-//! - [`session`]: the controller tying the two together.
+//! - [`session`]: the controller tying the game to the engine, which runs
+//!   as a [`crate::client::EngineProcess`].
 //! - [`server`]: the HTTP routes.
 
-pub mod engine;
 pub mod game;
 pub mod server;
 pub mod session;
@@ -22,7 +21,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use engine::EngineCommand;
+use crate::client::EngineCommand;
 use session::Session;
 
 /// HTTP worker threads: the page polls while someone else may post.
@@ -49,7 +48,7 @@ pub struct GuiOptions {
 /// cannot be bound.
 pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
     let command = match &options.engine {
-        Some(line) => EngineCommand::parse(line)?,
+        Some(line) => EngineCommand::parse(line).map_err(|error| format!("--engine: {error}"))?,
         None => EngineCommand::builtin()?,
     };
     let session = Session::start(command.clone())

@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use super::engine::{self, EngineCommand, EngineProcess, Info, Score};
 use super::game::{Game, PlayError};
 use crate::board::{Color, MAX_SIZE, MIN_SIZE, Outcome, Position, Rules, WinReason};
+use crate::client::{self, EngineCommand, EngineProcess, Info, Score, Stderr};
 use crate::notation;
 
 /// How long the engine gets to answer `uci` with `uciok`.
@@ -197,16 +197,17 @@ impl Session {
         self.changed();
         let generation = self.generation;
         let this = self.this.clone();
-        let spawned = EngineProcess::spawn(&self.command, move |line| {
-            if line.is_none() {
-                // Give the process a moment to exit, so its status can be
-                // reported.
-                thread::sleep(Duration::from_millis(50));
-            }
-            if let Some(session) = this.upgrade() {
-                session.lock().on_engine_output(generation, line);
-            }
-        });
+        let spawned =
+            EngineProcess::spawn_with_handler(&self.command, Stderr::Inherit, move |line| {
+                if line.is_none() {
+                    // Give the process a moment to exit, so its status can be
+                    // reported.
+                    thread::sleep(Duration::from_millis(50));
+                }
+                if let Some(session) = this.upgrade() {
+                    session.lock().on_engine_output(generation, line);
+                }
+            });
         match spawned {
             Ok(process) => {
                 process.send("uci");
@@ -315,6 +316,7 @@ impl Session {
                 .process
                 .as_mut()
                 .and_then(EngineProcess::exit_status)
+                .map(|status| status.to_string())
                 .unwrap_or_else(|| "it closed its output".to_string());
             self.fault(format!("the engine exited ({status})"));
             return;
@@ -350,7 +352,7 @@ impl Session {
     }
 
     fn on_info(&mut self, line: &str) {
-        let Some(info) = engine::parse_info(line) else {
+        let Some(info) = client::parse_info(line) else {
             return;
         };
         if !matches!(self.link, Link::Searching { stale: false, .. })
@@ -375,7 +377,7 @@ impl Session {
         if stale {
             return;
         }
-        let text = engine::parse_bestmove(line).unwrap_or("");
+        let text = client::parse_bestmove(line).unwrap_or("");
         if let Err(error) = self.game.play(text) {
             let shown = if text.is_empty() { "nothing" } else { text };
             self.fault(format!(
@@ -579,7 +581,7 @@ impl Session {
                 status,
                 message,
                 last_info_string: self.engine_message.clone(),
-                pid: self.process.as_ref().and_then(EngineProcess::id),
+                pid: self.process.as_ref().map(EngineProcess::id),
             },
             analysis: self.analysis.as_ref().map(AnalysisState::new),
         }

@@ -11,11 +11,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::board::{Color, Outcome, Position, Rules, WinReason};
+use crate::client::{self, EngineCommand, EngineProcess, Recv, Score, Stderr, Written};
 use crate::notation::{format_position, parse_move};
 
 use super::adjudication::Adjudicator;
 use super::clock::{Flag, Limits};
-use super::engine::{self, EngineProcess, Fault, Recv, Written};
+use super::handshake::{self, Fault, QUIT_GRACE};
 
 /// How the result of a game was reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -109,22 +110,6 @@ impl GameResult {
     }
 }
 
-/// A score an engine reported, from its own point of view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Score {
-    Cp(i64),
-    Mate(i64),
-}
-
-impl fmt::Display for Score {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Score::Cp(cp) => write!(f, "cp {cp}"),
-            Score::Mate(n) => write!(f, "mate {n}"),
-        }
-    }
-}
-
 /// One move of a game record.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MoveRecord {
@@ -171,8 +156,7 @@ impl GameRecord {
 #[derive(Clone, Debug)]
 pub struct Player {
     pub name: String,
-    /// The program and its arguments.
-    pub command: Vec<String>,
+    pub command: EngineCommand,
     /// `setoption` lines, checked against the engine's options.
     pub setup: Vec<String>,
 }
@@ -214,7 +198,12 @@ pub fn play(
     engine1: Color,
 ) -> GameRecord {
     let mut moves = Vec::new();
-    let (result, termination, detail) = run(settings, players, start, &mut moves);
+    let mut engines = Vec::with_capacity(2);
+    let (result, termination, detail) = run(settings, players, start, &mut engines, &mut moves);
+    // Before the next game starts, so that it gets the CPU to itself.
+    for engine in engines {
+        engine.shutdown(QUIT_GRACE);
+    }
     GameRecord {
         round,
         black: players[Color::Black.index()].name.clone(),
@@ -230,17 +219,24 @@ pub fn play(
 }
 
 /// Starts an engine and brings it to a new game: `uci`, its options,
-/// `ucinewgame`, `isready`.
+/// `ucinewgame`, `isready`. An engine at fault is ended before returning.
 fn start_engine(player: &Player, settings: &Settings) -> Result<EngineProcess, Fault> {
-    let mut engine = EngineProcess::start(&player.command)
+    let mut engine = EngineProcess::spawn(&player.command, Stderr::Discard)
         .map_err(|error| Fault::Exited(format!("could not be started: {error}")))?;
-    engine::handshake(&mut engine, settings.stall_timeout)?;
-    for line in &player.setup {
-        engine.send(line);
+    let started = handshake::handshake(&mut engine, settings.stall_timeout).and_then(|_| {
+        for line in &player.setup {
+            engine.send(line);
+        }
+        engine.send("ucinewgame");
+        handshake::ready(&mut engine, settings.stall_timeout)
+    });
+    match started {
+        Ok(()) => Ok(engine),
+        Err(fault) => {
+            engine.shutdown(QUIT_GRACE);
+            Err(fault)
+        }
     }
-    engine.send("ucinewgame");
-    engine::ready(&mut engine, settings.stall_timeout)?;
-    Ok(engine)
 }
 
 /// A loss for `color` because of `fault`.
@@ -261,13 +257,15 @@ fn fault_ending(players: [&Player; 2], color: Color, fault: Fault) -> Ending {
     forfeit(players, color, termination, &fault.to_string())
 }
 
+/// Plays the game; the engines it starts are left in `engines` (indexed
+/// by colour) for the caller to end.
 fn run(
     settings: &Settings,
     players: [&Player; 2],
     start: Position,
+    engines: &mut Vec<EngineProcess>,
     moves: &mut Vec<MoveRecord>,
 ) -> Ending {
-    let mut engines = Vec::with_capacity(2);
     for color in [Color::Black, Color::White] {
         match start_engine(players[color.index()], settings) {
             Ok(engine) => engines.push(engine),
@@ -423,23 +421,17 @@ fn wait_for_bestmove(
     loop {
         match engine.recv_until(wait_until) {
             Recv::Line(line, at) => {
-                let mut tokens = line.split_whitespace();
-                match tokens.next() {
-                    Some("bestmove") => {
-                        return Ok(Reply {
-                            bestmove: tokens.next().unwrap_or_default().to_string(),
-                            at,
-                            score,
-                            depth,
-                        });
-                    }
-                    Some("info") => {
-                        if let Some((line_score, line_depth)) = parse_info(&line) {
-                            score = line_score.or(score);
-                            depth = line_depth.or(depth);
-                        }
-                    }
-                    _ => {}
+                if let Some(bestmove) = client::parse_bestmove(&line) {
+                    return Ok(Reply {
+                        bestmove: bestmove.to_string(),
+                        at,
+                        score,
+                        depth,
+                    });
+                }
+                if let Some((line_score, line_depth)) = score_and_depth(&line) {
+                    score = line_score.or(score);
+                    depth = line_depth.or(depth);
                 }
             }
             Recv::Timeout if stopped || deadline.is_none() => {
@@ -478,31 +470,11 @@ pub(crate) fn later(instant: Instant, duration: Duration) -> Instant {
 }
 
 /// The score and depth of an `info` line about the principal variation
-/// (`multipv 1` or no `multipv`); `None` for other lines.
-pub fn parse_info(line: &str) -> Option<(Option<Score>, Option<u32>)> {
-    let tokens: Vec<&str> = line.split_whitespace().collect();
-    if tokens.first() != Some(&"info") || tokens.contains(&"string") {
-        return None;
-    }
-    let after = |key: &str| {
-        tokens
-            .iter()
-            .position(|&t| t == key)
-            .and_then(|i| tokens.get(i + 1))
-            .copied()
-    };
-    if after("multipv").is_some_and(|k| k != "1") {
-        return None;
-    }
-    let depth = after("depth").and_then(|d| d.parse().ok());
-    let score = tokens.iter().position(|&t| t == "score").and_then(|i| {
-        match (tokens.get(i + 1), tokens.get(i + 2)) {
-            (Some(&"cp"), Some(v)) => v.parse().ok().map(Score::Cp),
-            (Some(&"mate"), Some(v)) => v.parse().ok().map(Score::Mate),
-            _ => None,
-        }
-    });
-    (score.is_some() || depth.is_some()).then_some((score, depth))
+/// (`multipv 1` or no `multipv`); `None` for other lines, and for lines
+/// with neither.
+pub fn score_and_depth(line: &str) -> Option<(Option<Score>, Option<u32>)> {
+    let info = client::parse_info(line).filter(client::Info::is_principal)?;
+    (info.score.is_some() || info.depth.is_some()).then_some((info.score, info.depth))
 }
 
 #[cfg(test)]
@@ -512,15 +484,18 @@ mod tests {
     #[test]
     fn reads_scores_from_info_lines() {
         let line = "info depth 19 seldepth 19 multipv 1 score mate 10 nodes 13298 nps 1 hashfull 1 time 1 pv a3b3";
-        assert_eq!(parse_info(line), Some((Some(Score::Mate(10)), Some(19))));
         assert_eq!(
-            parse_info("info depth 3 score cp -38 pv a2b2"),
+            score_and_depth(line),
+            Some((Some(Score::Mate(10)), Some(19)))
+        );
+        assert_eq!(
+            score_and_depth("info depth 3 score cp -38 pv a2b2"),
             Some((Some(Score::Cp(-38)), Some(3)))
         );
-        assert_eq!(parse_info("info depth 3 multipv 2 score cp 5"), None);
-        assert_eq!(parse_info("info string depth 3 score cp 5"), None);
-        assert_eq!(parse_info("info nodes 5"), None);
-        assert_eq!(parse_info("info depth x score cp y"), None);
+        assert_eq!(score_and_depth("info depth 3 multipv 2 score cp 5"), None);
+        assert_eq!(score_and_depth("info string depth 3 score cp 5"), None);
+        assert_eq!(score_and_depth("info nodes 5"), None);
+        assert_eq!(score_and_depth("info depth x score cp y"), None);
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! pipes and reports the score, an Elo estimate and, optionally, a
 //! sequential test.
 //!
-//! - [`engine`]: one engine process (reader and writer threads, deadlines,
-//!   kill on drop), the handshake and option checks;
+//! - [`handshake`]: starting and ending an engine under deadlines, and its
+//!   faults (the process itself is [`crate::client::EngineProcess`]);
 //! - [`clock`]: time controls, search limits and clocks;
 //! - [`game`]: one game, move by move, faults included;
 //! - [`openings`]: openings from a file or random plies;
@@ -18,8 +18,8 @@
 
 pub mod adjudication;
 pub mod clock;
-pub mod engine;
 pub mod game;
+pub mod handshake;
 pub mod openings;
 pub mod pgn;
 pub mod results;
@@ -37,9 +37,9 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::board::{Color, MAX_SIZE, MIN_SIZE, Position, Rules};
+use crate::client::{self, EngineCommand, EngineProcess, Stderr};
 
 use clock::{Limits, TimeControl};
-use engine::EngineProcess;
 use game::{GameRecord, Player, Settings, Termination};
 use stats::{Sprt, SprtDecision, Tally, format_elo};
 
@@ -178,7 +178,7 @@ struct EngineArg<'a> {
 
 /// What the probe learnt: the engine's `id name` and its checked setup.
 struct Probed {
-    command: Vec<String>,
+    command: EngineCommand,
     id_name: Option<String>,
     setup: Vec<String>,
 }
@@ -188,22 +188,34 @@ struct Probed {
 /// be one it advertises, with a value that fits.
 fn probe(engine: &EngineArg, rules: Rules, stall: Duration) -> Result<Probed, MatchError> {
     let label = engine.label;
-    let command = shlex::split(engine.command).ok_or_else(|| {
-        MatchError(format!(
-            "--{label}: cannot split the command line '{}' (unbalanced quotes?)",
-            engine.command
-        ))
-    })?;
-    if command.is_empty() {
-        return Err(MatchError(format!("--{label}: the command line is empty")));
-    }
-    let mut process = EngineProcess::start(&command).map_err(|error| {
+    let command = EngineCommand::parse(engine.command)
+        .map_err(|error| MatchError(format!("--{label}: {error}")))?;
+    let mut process = EngineProcess::spawn(&command, Stderr::Discard).map_err(|error| {
         MatchError(format!(
             "--{label}: cannot start '{}': {error}",
             engine.command
         ))
     })?;
-    let info = engine::handshake(&mut process, stall)
+    let checked = check_engine(engine, &mut process, rules, stall);
+    process.shutdown(handshake::QUIT_GRACE);
+    let (id_name, setup) = checked?;
+    Ok(Probed {
+        command,
+        id_name,
+        setup,
+    })
+}
+
+/// The probe's handshake and option checks: the engine's `id name` and
+/// its `setoption` lines.
+fn check_engine(
+    engine: &EngineArg,
+    process: &mut EngineProcess,
+    rules: Rules,
+    stall: Duration,
+) -> Result<(Option<String>, Vec<String>), MatchError> {
+    let label = engine.label;
+    let info = handshake::handshake(process, stall)
         .map_err(|fault| MatchError(format!("--{label} '{}': {fault}", engine.command)))?;
     let mut setup = Vec::new();
     let advertises_rules = info
@@ -211,7 +223,7 @@ fn probe(engine: &EngineArg, rules: Rules, stall: Duration) -> Result<Probed, Ma
         .iter()
         .any(|o| o.name.eq_ignore_ascii_case("Rules"));
     if advertises_rules {
-        let line = engine::setoption_line(&info.options, "Rules", Some(rules.name()))
+        let line = client::setoption_line(&info.options, "Rules", Some(rules.name()))
             .map_err(|error| MatchError(format!("--{label}: --rules: {error}")))?;
         setup.push(line);
     } else if rules != Rules::default() {
@@ -231,23 +243,20 @@ fn probe(engine: &EngineArg, rules: Rules, stall: Duration) -> Result<Probed, Ma
                 engine.option_label
             )));
         }
-        let line = engine::setoption_line(&info.options, name, value)
+        let line = client::setoption_line(&info.options, name, value)
             .map_err(|error| MatchError(format!("--{} {setting}: {error}", engine.option_label)))?;
         setup.push(line);
     }
-    Ok(Probed {
-        command,
-        id_name: info.name,
-        setup,
-    })
+    Ok((info.name, setup))
 }
 
 /// The program's file name, for an engine that gives no `id name`.
-fn program_name(command: &[String]) -> String {
-    Path::new(&command[0])
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| command[0].clone())
+fn program_name(command: &EngineCommand) -> String {
+    let program = command.program();
+    Path::new(program).file_name().map_or_else(
+        || program.to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    )
 }
 
 /// Everything a game needs, shared by the worker threads.

@@ -129,8 +129,9 @@ mod tests {
 
     use super::*;
     use crate::board::{Position, Rules};
+    use crate::client::Score;
     use crate::notation::parse_position;
-    use crate::referee::game::{GameResult, MoveRecord, Score, Termination};
+    use crate::referee::game::{GameResult, MoveRecord, Termination};
 
     #[test]
     fn dates_from_day_numbers() {
