@@ -2,8 +2,11 @@
 //! stdin/stdout by a UCI-style protocol (see `protocol.md`).
 //!
 //! The library holds the rules ([`Position`]), notation, evaluation,
-//! search and the protocol controller; the `dodgem` binary is a thin shell
-//! around [`engine::run`] and [`bench::run`].
+//! search and the protocol controller ([`engine::run`]); the retrograde
+//! [`solver`] and the solved tables in play ([`tablebase`]); and the
+//! programs that drive engines over pipes: the referee ([`referee`]) and
+//! the browser GUI ([`gui`]), both through [`client`]. The `dodgem` binary
+//! is a thin shell around them.
 //!
 //! ```
 //! use dodgem::{Position, notation, perft::perft};

@@ -129,7 +129,7 @@ pub struct Request {
     pub limits: Limits,
     pub settings: Settings,
     /// The solved table for this board and rule, when play should follow
-    /// it (see [`tablebase`]).
+    /// it (see [`crate::tablebase`]).
     pub table: Option<Arc<Table>>,
 }
 
