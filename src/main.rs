@@ -70,6 +70,10 @@ enum Commands {
         /// the default is this program's own engine.
         #[arg(long)]
         engine: Option<String>,
+        /// An engine option, `Name=Value` (`Name` for a button), e.g.
+        /// `TablebasePath=5x5-textbook.dtb`; repeatable.
+        #[arg(long = "option", value_name = "NAME=VALUE")]
+        options: Vec<String>,
     },
     /// Play games between two engines over pipes and report the score.
     Match(Box<dodgem::referee::MatchArgs>),
@@ -146,9 +150,15 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 .max(1),
             quiet,
         }),
-        Commands::Gui { port, engine } => {
-            dodgem::gui::run(dodgem::gui::GuiOptions { port, engine })
-        }
+        Commands::Gui {
+            port,
+            engine,
+            options,
+        } => dodgem::gui::run(dodgem::gui::GuiOptions {
+            port,
+            engine,
+            options,
+        }),
         Commands::Match(args) => Ok(dodgem::referee::run(&args)?),
     }
 }

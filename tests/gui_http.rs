@@ -727,3 +727,40 @@ fn an_engine_that_cannot_start_stops_the_server_with_a_message() {
         assert!(stderr.contains("engine"), "{engine}: {stderr}");
     }
 }
+
+#[test]
+fn engine_options_from_the_command_line_are_checked_and_sent() {
+    // A good option reaches the engine: a table file that is not there
+    // makes it say so, and it plays on.
+    let gui = Gui::start_with(&[
+        "--option",
+        "TablebasePath=/nonexistent/5x5.dtb",
+        "--option",
+        "Hash=8",
+    ]);
+    let state = gui.wait("the engine's complaint", LONG, |s| {
+        s["engine"]["last_info_string"]
+            .as_str()
+            .is_some_and(|m| m.contains("TablebasePath"))
+    });
+    assert_ne!(state["engine"]["status"], "dead", "{state}");
+    gui.ok(
+        "/api/new",
+        json!({"size": 3, "rules": "textbook", "engine": "black", "movetime": 50}),
+    );
+    gui.wait("the engine's first move", LONG, |s| {
+        !strings(&s["moves"]).is_empty()
+    });
+
+    // An option the engine does not have, or a value out of range, stops
+    // the engine with a message naming it.
+    for (setting, complaint) in [("Threads=4", "no option"), ("Hash=0", "Hash")] {
+        let gui = Gui::start_with(&["--option", setting]);
+        let state = gui.wait("dead", LONG, |s| s["engine"]["status"] == "dead");
+        let message = state["engine"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("--option:") && message.contains(complaint),
+            "{setting}: {message}"
+        );
+    }
+}

@@ -38,6 +38,9 @@ pub struct GuiOptions {
     pub port: u16,
     /// The engine's command line; `None` runs this executable's engine.
     pub engine: Option<String>,
+    /// Engine options, `Name=Value` (`Name` alone for a button), sent after
+    /// each `uciok` once checked against the options the engine offers.
+    pub options: Vec<String>,
 }
 
 /// Runs the server until the process is stopped. Prints the page's address
@@ -51,7 +54,15 @@ pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
         Some(line) => EngineCommand::parse(line).map_err(|error| format!("--engine: {error}"))?,
         None => EngineCommand::builtin()?,
     };
-    let session = Session::start(command.clone())
+    let settings = options
+        .options
+        .iter()
+        .map(|setting| match setting.split_once('=') {
+            Some((name, value)) => (name.trim().to_string(), Some(value.to_string())),
+            None => (setting.trim().to_string(), None),
+        })
+        .collect();
+    let session = Session::start(command.clone(), settings)
         .map_err(|error| format!("cannot start the engine `{command}`: {error}"))?;
     let http = tiny_http::Server::http(("127.0.0.1", options.port))
         .map_err(|error| format!("cannot listen on 127.0.0.1:{}: {error}", options.port))?;

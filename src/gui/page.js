@@ -245,6 +245,10 @@ function renderStatus(s) {
     }
   }
   $("thinking").hidden = engine.status !== "thinking";
+  // The engine's latest `info string` (a table loaded, an option refused).
+  const says = $("engine-says");
+  says.hidden = !engine.last_info_string;
+  says.textContent = engine.last_info_string ? `Engine says: ${engine.last_info_string}` : "";
 }
 
 function resultReason(result) {

@@ -24,7 +24,10 @@ use serde::{Deserialize, Serialize};
 
 use super::game::{Game, PlayError};
 use crate::board::{Color, MAX_SIZE, MIN_SIZE, Outcome, Position, Rules, WinReason};
-use crate::client::{self, EngineCommand, EngineProcess, Info, Score, Stderr};
+use crate::client::{
+    self, EngineCommand, EngineProcess, Info, OptionSpec, Score, Stderr, parse_option_line,
+    setoption_line,
+};
 use crate::notation;
 
 /// How long the engine gets to answer `uci` with `uciok`.
@@ -138,6 +141,10 @@ pub struct Session {
     /// Handed to the engine's reader thread, which reports through it.
     this: Weak<Mutex<Session>>,
     command: EngineCommand,
+    /// `--option` settings, `(name, value)`, sent after each `uciok`.
+    settings: Vec<(String, Option<String>)>,
+    /// The options the current engine process advertised.
+    advertised: Vec<OptionSpec>,
     process: Option<EngineProcess>,
     /// Which engine process the current output belongs to: output from a
     /// process that has been replaced is ignored.
@@ -166,11 +173,16 @@ impl Session {
     ///
     /// # Errors
     /// When the engine program cannot be started.
-    pub fn start(command: EngineCommand) -> std::io::Result<SharedSession> {
+    pub fn start(
+        command: EngineCommand,
+        settings: Vec<(String, Option<String>)>,
+    ) -> std::io::Result<SharedSession> {
         let shared = Arc::new_cyclic(|this| {
             Mutex::new(Session {
                 this: this.clone(),
                 command,
+                settings,
+                advertised: Vec::new(),
                 process: None,
                 generation: 0,
                 link: Link::Idle,
@@ -194,6 +206,7 @@ impl Session {
         self.generation += 1;
         self.engine_name = None;
         self.engine_message = None;
+        self.advertised.clear();
         self.changed();
         let generation = self.generation;
         let this = self.this.clone();
@@ -326,8 +339,31 @@ impl Session {
             Some("id") if words.next() == Some("name") => {
                 self.engine_name = Some(words.collect::<Vec<_>>().join(" "));
             }
+            Some("option") if matches!(self.link, Link::Starting { .. }) => {
+                if let Some(spec) = parse_option_line(&line) {
+                    self.advertised.push(spec);
+                }
+            }
             Some("uciok") if matches!(self.link, Link::Starting { .. }) => {
-                self.link = Link::Idle;
+                // The `--option` settings, checked against what this engine
+                // offers; one that does not fit is a fault of the setup.
+                let lines: Result<Vec<String>, String> = self
+                    .settings
+                    .iter()
+                    .map(|(name, value)| setoption_line(&self.advertised, name, value.as_deref()))
+                    .collect();
+                match lines {
+                    Ok(lines) => {
+                        for line in lines {
+                            self.send(&line);
+                        }
+                        self.link = Link::Idle;
+                    }
+                    Err(message) => {
+                        self.fault(format!("--option: {message}"));
+                        return;
+                    }
+                }
             }
             Some("readyok") if matches!(self.link, Link::Syncing { .. }) => {
                 self.link = Link::Idle;
