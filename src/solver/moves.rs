@@ -116,10 +116,7 @@ impl Geometry {
     pub fn successors(&self, cars: Cars, side: Color, mut visit: impl FnMut(Cars)) -> bool {
         let own = cars.of(side);
         let empty = self.full & !cars.occupied();
-        let mut rest = own;
-        while rest != 0 {
-            let car = rest & rest.wrapping_neg();
-            rest &= rest - 1;
+        for car in squares(own) {
             let without = own & !car;
             for target in self.targets(side, car, empty) {
                 if target != 0 {
@@ -131,10 +128,7 @@ impl Geometry {
         if own.count_ones() == 1 {
             return exits != 0;
         }
-        let mut rest = exits;
-        while rest != 0 {
-            let car = rest & rest.wrapping_neg();
-            rest &= rest - 1;
+        for car in squares(exits) {
             visit(cars.with(side, own & !car));
         }
         false
@@ -152,10 +146,7 @@ impl Geometry {
         let n = self.size;
         let own = cars.of(mover);
         let empty = self.full & !cars.occupied();
-        let mut rest = own;
-        while rest != 0 {
-            let car = rest & rest.wrapping_neg();
-            rest &= rest - 1;
+        for car in squares(own) {
             let without = own & !car;
             // Origins one step back along each direction the mover drives.
             let from_west = (car & !self.first_file) >> 1;
@@ -177,12 +168,18 @@ impl Geometry {
             }
         }
         if own.count_ones() < max_cars {
-            let mut rest = self.exit_edge(mover) & empty;
-            while rest != 0 {
-                let square = rest & rest.wrapping_neg();
-                rest &= rest - 1;
+            for square in squares(self.exit_edge(mover) & empty) {
                 visit(cars.with(mover, own | square));
             }
         }
     }
+}
+
+/// The squares of `mask`, each as a one-bit mask, lowest first.
+fn squares(mut mask: u32) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        let square = mask & mask.wrapping_neg();
+        mask &= mask.wrapping_sub(1);
+        (square != 0).then_some(square)
+    })
 }
