@@ -172,9 +172,7 @@ impl Table {
     }
 
     fn value(&self, cars: Cars, side: Color) -> Value {
-        let slot =
-            side.index() as u64 * self.indexer.len() + self.indexer.index(cars.black, cars.white);
-        solver::decode(self.values[slot as usize])
+        solver::decode(self.values[self.indexer.slot(cars.black, cars.white, side) as usize])
     }
 
     /// Every legal move of `position` with its value for the side to move,

@@ -154,6 +154,18 @@ impl Indexer {
         class.offset + self.rank(black) * class.white_sets + self.rank(squeeze(white, black))
     }
 
+    /// Position of a position in a table that holds both sides to move,
+    /// all of Black's first.
+    pub fn slot(&self, black: u32, white: u32, side: Color) -> u64 {
+        side.index() as u64 * self.len + self.index(black, white)
+    }
+
+    /// Slot of the first position of a class's row: `side` to move, the
+    /// black set of rank `black_rank`, the first white set.
+    pub fn row_start(&self, side: Color, class: &Class, black_rank: u64) -> u64 {
+        side.index() as u64 * self.len + class.offset + black_rank * class.white_sets
+    }
+
     /// The car masks `(black, white)` of the position with this index.
     pub fn position(&self, index: u64) -> (u32, u32) {
         let class = self
@@ -202,6 +214,58 @@ impl Indexer {
         };
         Position::from_parts(self.size, sparse(black), sparse(white), side)
     }
+}
+
+/// The positions of one row of a class (one black set), visited in
+/// increasing rank order: turns each rank into the white cars' mask,
+/// stepping to a near rank with Gosper's successor and unranking a far one.
+pub struct Row<'a> {
+    indexer: &'a Indexer,
+    black: u32,
+    white_cars: u32,
+    at: u64,
+    squeezed: u32,
+}
+
+impl<'a> Row<'a> {
+    /// Row `black_rank` of `class`.
+    pub fn new(indexer: &'a Indexer, class: &Class, black_rank: u64) -> Row<'a> {
+        Row {
+            indexer,
+            black: indexer.unrank(black_rank, class.black),
+            white_cars: class.white,
+            at: 0,
+            squeezed: (1 << class.white) - 1,
+        }
+    }
+
+    /// The black cars, the same for the whole row.
+    pub fn black(&self) -> u32 {
+        self.black
+    }
+
+    /// The white cars of the position of rank `rank` in the row; ranks
+    /// must come in increasing order.
+    pub fn white(&mut self, rank: u64) -> u32 {
+        debug_assert!(rank >= self.at, "row ranks must increase");
+        if rank - self.at < 16 {
+            while self.at < rank {
+                self.squeezed = next_colex(self.squeezed);
+                self.at += 1;
+            }
+        } else {
+            self.squeezed = self.indexer.unrank(rank, self.white_cars);
+            self.at = rank;
+        }
+        spread(self.squeezed, self.black)
+    }
+}
+
+/// The next set of the same size in colex order (Gosper's hack).
+fn next_colex(set: u32) -> u32 {
+    let lowest = set & set.wrapping_neg();
+    let ripple = set.wrapping_add(lowest);
+    (((ripple ^ set) >> 2) / lowest) | ripple
 }
 
 /// Removes the squares in `holes` from `set`, shifting the squares above

@@ -34,7 +34,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
-pub use index::{Class, Indexer, MAX_SOLVABLE_SIZE};
+pub use index::{Class, Indexer, MAX_SOLVABLE_SIZE, Row};
 pub use moves::{Cars, Geometry};
 pub use reach::{Reachable, reachable};
 pub use report::{Counts, Report, describe, report};
@@ -166,8 +166,7 @@ impl Solution {
     }
 
     fn slot(&self, cars: Cars, side: Color) -> usize {
-        (side.index() as u64 * self.indexer.len() + self.indexer.index(cars.black, cars.white))
-            as usize
+        self.indexer.slot(cars.black, cars.white, side) as usize
     }
 }
 
@@ -219,7 +218,6 @@ pub fn solve(
     let solver = Solver {
         geometry: Geometry::new(size),
         max_cars: size as u32 - 1,
-        len: indexer.len(),
         slots: (0..2 * indexer.len()).map(|_| AtomicU16::new(0)).collect(),
         indexer,
         rules,
@@ -245,7 +243,7 @@ pub fn solve(
         progress(Progress::Level {
             plies,
             decided,
-            total: 2 * solver.len,
+            total: 2 * solver.indexer.len(),
         });
         plies += 1;
     }
@@ -258,15 +256,13 @@ struct Solver {
     geometry: Geometry,
     rules: Rules,
     max_cars: u32,
-    len: u64,
     slots: Vec<AtomicU16>,
     threads: usize,
 }
 
 impl Solver {
     fn slot(&self, cars: Cars, side: Color) -> &AtomicU16 {
-        let index = side.index() as u64 * self.len + self.indexer.index(cars.black, cars.white);
-        &self.slots[index as usize]
+        &self.slots[self.indexer.slot(cars.black, cars.white, side) as usize]
     }
 
     /// Phase 1: move counts and the positions decided without looking
@@ -274,19 +270,16 @@ impl Solver {
     fn seed(&self, progress: &(dyn Fn(Progress) + Sync)) -> (Vec<Entry>, Vec<Entry>) {
         let units = row_units(&self.indexer);
         let done = AtomicU64::new(0);
-        let total = 2 * self.len;
+        let total = 2 * self.indexer.len();
         let decided = parallel(self.threads, units.len(), |unit, out| {
             let (side, class, ref black_ranks) = units[unit];
-            let mut index = side.index() as u64 * self.len
-                + class.offset
-                + black_ranks.start * class.white_sets;
             for black_rank in black_ranks.clone() {
-                let black = self.indexer.unrank(black_rank, class.black);
-                let mut squeezed = (1u32 << class.white) - 1;
-                for _ in 0..class.white_sets {
+                let row_start = self.indexer.row_start(side, &class, black_rank);
+                let mut row = Row::new(&self.indexer, &class, black_rank);
+                for rank in 0..class.white_sets {
                     let cars = Cars {
-                        black,
-                        white: index::spread(squeezed, black),
+                        black: row.black(),
+                        white: row.white(rank),
                     };
                     let summary = self.geometry.summary(cars, side);
                     let state = if summary.count == 0 {
@@ -301,9 +294,7 @@ impl Solver {
                     } else {
                         summary.count as u16
                     };
-                    self.slots[index as usize].store(state, Ordering::Relaxed);
-                    index += 1;
-                    squeezed = next_colex(squeezed);
+                    self.slots[(row_start + rank) as usize].store(state, Ordering::Relaxed);
                 }
             }
             let count = (black_ranks.end - black_ranks.start) * class.white_sets;
@@ -325,7 +316,7 @@ impl Solver {
     /// than by walking the list: neighbouring positions then have
     /// neighbouring predecessors, so the updates stay in cache.
     fn retreat(&self, frontier: &[Entry], plies: u32) -> Vec<Entry> {
-        if frontier.len() as u64 * SCAN_RATIO > 2 * self.len {
+        if frontier.len() as u64 * SCAN_RATIO > 2 * self.indexer.len() {
             return self.retreat_by_scan(plies);
         }
         const CHUNK: usize = 1 << 12;
@@ -348,31 +339,18 @@ impl Solver {
         let lost = DECIDED | plies as u16;
         parallel(self.threads, units.len(), |unit, out| {
             let (side, class, ref black_ranks) = units[unit];
-            let first_row = side.index() as u64 * self.len + class.offset;
             for black_rank in black_ranks.clone() {
-                let row_start = (first_row + black_rank * class.white_sets) as usize;
-                let row = &self.slots[row_start..row_start + class.white_sets as usize];
-                let black = self.indexer.unrank(black_rank, class.black);
-                // Walk the white sets in step with the matches: Gosper's
-                // successor for near ones, a fresh unrank for far ones.
-                let (mut at, mut squeezed) = (0, (1u32 << class.white) - 1);
-                for (rank, slot) in row.iter().enumerate() {
+                let row_start = self.indexer.row_start(side, &class, black_rank) as usize;
+                let slots = &self.slots[row_start..row_start + class.white_sets as usize];
+                let mut row = Row::new(&self.indexer, &class, black_rank);
+                for (rank, slot) in slots.iter().enumerate() {
                     let state = slot.load(Ordering::Relaxed);
                     if state != won && state != lost {
                         continue;
                     }
-                    if rank - at < 16 {
-                        while at < rank {
-                            squeezed = next_colex(squeezed);
-                            at += 1;
-                        }
-                    } else {
-                        squeezed = self.indexer.unrank(rank as u64, class.white);
-                        at = rank;
-                    }
                     let cars = Cars {
-                        black,
-                        white: index::spread(squeezed, black),
+                        black: row.black(),
+                        white: row.white(rank as u64),
                     };
                     self.settle_predecessors(cars, side, state == won, plies, out);
                 }
@@ -505,13 +483,6 @@ fn row_units(indexer: &Indexer) -> Vec<(Color, Class, Range<u64>)> {
         }
     }
     units
-}
-
-/// The next set of the same size in colex order (Gosper's hack).
-fn next_colex(set: u32) -> u32 {
-    let lowest = set & set.wrapping_neg();
-    let ripple = set.wrapping_add(lowest);
-    (((ripple ^ set) >> 2) / lowest) | ripple
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Cars, Entry, Geometry, Indexer, SCAN_RATIO, index, next_colex, parallel, row_units};
+use super::{Cars, Entry, Geometry, Indexer, Row, SCAN_RATIO, parallel, row_units};
 use crate::board::Color;
 
 /// The positions reachable from a start position.
@@ -85,8 +85,7 @@ fn set_bits(bits: &[AtomicU64], range: std::ops::Range<u64>) -> impl Iterator<It
 pub fn reachable(indexer: &Indexer, start: Cars, side: Color, threads: usize) -> Reachable {
     let geometry = Geometry::new(indexer.size());
     let len = indexer.len();
-    let slot_of =
-        |cars: Cars, side: Color| side.index() as u64 * len + indexer.index(cars.black, cars.white);
+    let slot_of = |cars: Cars, side: Color| indexer.slot(cars.black, cars.white, side);
     let reached = bitmap(2 * len);
     let mut level = bitmap(2 * len);
     let mut next_level = bitmap(2 * len);
@@ -117,23 +116,11 @@ pub fn reachable(indexer: &Indexer, start: Cars, side: Color, threads: usize) ->
             parallel(threads, units.len(), |unit, out| {
                 let mut found = Vec::new();
                 let (side, class, ref black_ranks) = units[unit];
-                let first_row = side.index() as u64 * len + class.offset;
                 for black_rank in black_ranks.clone() {
-                    let row_start = first_row + black_rank * class.white_sets;
-                    let black = indexer.unrank(black_rank, class.black);
-                    let (mut at, mut squeezed) = (0, (1u32 << class.white) - 1);
+                    let row_start = indexer.row_start(side, &class, black_rank);
+                    let mut row = Row::new(indexer, &class, black_rank);
                     for slot in set_bits(&level, row_start..row_start + class.white_sets) {
-                        let rank = slot - row_start;
-                        if rank - at < 16 {
-                            while at < rank {
-                                squeezed = next_colex(squeezed);
-                                at += 1;
-                            }
-                        } else {
-                            squeezed = indexer.unrank(rank, class.white);
-                            at = rank;
-                        }
-                        let white = index::spread(squeezed, black);
+                        let (black, white) = (row.black(), row.white(slot - row_start));
                         expand(Cars { black, white }, side, &mut found);
                     }
                 }
