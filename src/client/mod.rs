@@ -21,6 +21,6 @@ pub mod process;
 pub mod search;
 
 pub use command::{CommandError, EngineCommand};
-pub use options::{OptionKind, OptionSpec, parse_option_line, setoption_line};
+pub use options::{OptionKind, OptionSpec, parse_option_line, setoption_line, split_setting};
 pub use process::{EngineProcess, MAX_LINE, Recv, Stderr, Written};
 pub use search::{Info, Score, parse_bestmove, parse_info};

@@ -55,6 +55,15 @@ pub fn parse_option_line(line: &str) -> Option<OptionSpec> {
     Some(OptionSpec { name, kind })
 }
 
+/// Splits a command-line setting `Name=Value` into its name and value
+/// (`Name` alone, for a button, has no value).
+pub fn split_setting(setting: &str) -> (&str, Option<&str>) {
+    match setting.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (setting, None),
+    }
+}
+
 /// Checks a `Name=Value` (or, for a button, `Name`) setting against the
 /// options an engine advertised and returns its `setoption` line.
 ///

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::client::EngineCommand;
+use crate::client::{self, EngineCommand};
 use session::Session;
 
 /// HTTP worker threads: the page polls while someone else may post.
@@ -57,9 +57,9 @@ pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
     let settings = options
         .options
         .iter()
-        .map(|setting| match setting.split_once('=') {
-            Some((name, value)) => (name.trim().to_string(), Some(value.to_string())),
-            None => (setting.trim().to_string(), None),
+        .map(|setting| {
+            let (name, value) = client::split_setting(setting);
+            (name.trim().to_string(), value.map(str::to_string))
         })
         .collect();
     let session = Session::start(command.clone(), settings)

@@ -233,10 +233,7 @@ fn check_engine(
         )));
     }
     for setting in engine.options {
-        let (name, value) = match setting.split_once('=') {
-            Some((name, value)) => (name, Some(value)),
-            None => (setting.as_str(), None),
-        };
+        let (name, value) = client::split_setting(setting);
         if name.trim().eq_ignore_ascii_case("Rules") {
             return Err(MatchError(format!(
                 "--{}: set the rules with --rules, for both engines",
