@@ -7,8 +7,6 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
-mod solve;
-
 /// A Dodgem engine speaking a UCI-style protocol on stdin/stdout.
 #[derive(Parser)]
 #[command(version, about)]
@@ -38,29 +36,9 @@ enum Commands {
         #[arg(long, conflicts_with = "size")]
         fen: Option<String>,
     },
-    /// Solve every position of a board size by retrograde analysis, print
-    /// a report, and optionally write the table to a file.
-    Solve {
-        /// Board size (3 to 5).
-        #[arg(long, default_value_t = 5)]
-        size: usize,
-        /// Rule for a blocked side to move: textbook (it loses) or classic
-        /// (it wins).
-        #[arg(long, default_value = "textbook", value_parser = parse_rules)]
-        rules: dodgem::Rules,
-        /// Write the table here (load it with the TablebasePath option).
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-        /// Report on a table file instead of solving.
-        #[arg(long, conflicts_with_all = ["size", "rules", "out"])]
-        table: Option<std::path::PathBuf>,
-        /// Worker threads [default: one per core].
-        #[arg(long)]
-        threads: Option<usize>,
-        /// No progress bar.
-        #[arg(long)]
-        quiet: bool,
-    },
+    /// Solve a board by retrograde analysis into a directory of layer
+    /// files (resumable), check such a directory, or write a dense table.
+    Solve(Box<dodgem::solver::cli::SolveArgs>),
     /// Play in a web browser: serve a page on 127.0.0.1 and print its address.
     Gui {
         /// Port on 127.0.0.1 (0 picks a free one).
@@ -77,10 +55,6 @@ enum Commands {
     },
     /// Play games between two engines over pipes and report the score.
     Match(Box<dodgem::referee::MatchArgs>),
-}
-
-fn parse_rules(name: &str) -> Result<dodgem::Rules, String> {
-    dodgem::Rules::from_name(name).ok_or_else(|| "expected textbook or classic".to_string())
 }
 
 fn main() -> ExitCode {
@@ -133,23 +107,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             println!("Time: {} ms, {nps} nodes/s", elapsed.as_millis());
             Ok(())
         }
-        Commands::Solve {
-            size,
-            rules,
-            out,
-            table,
-            threads,
-            quiet,
-        } => solve::run(solve::Args {
-            size,
-            rules,
-            out,
-            table,
-            threads: threads
-                .unwrap_or_else(dodgem::solver::default_threads)
-                .max(1),
-            quiet,
-        }),
+        Commands::Solve(args) => dodgem::solver::cli::run(&args),
         Commands::Gui {
             port,
             engine,

@@ -25,19 +25,30 @@
 //! the decided value, so both threads update predecessors with a
 //! compare-and-swap and the result does not depend on thread timing.
 
+pub mod cli;
 mod index;
+mod layered;
+mod layers;
 mod moves;
 mod reach;
 mod report;
+mod retro;
+mod store;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU16, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 pub use index::{Class, Indexer, MAX_SOLVABLE_SIZE, Row};
+pub use layered::{
+    LayeredError, Outcome, PairDone, Plan, Verified, compare_with_dense, solve as solve_layers,
+    verify,
+};
+pub use layers::{Block, Child, Layer, Shape};
 pub use moves::{Cars, Geometry};
 pub use reach::{Reachable, reachable};
 pub use report::{Counts, Report, describe, report};
+pub use store::{Dtz, Kind, LayerError, Tables, Tally, Wdl, layer_path};
 
 use crate::board::{Color, Rules};
 

@@ -90,7 +90,7 @@ pub fn describe(value: Value) -> String {
     }
 }
 
-fn grouped(n: u64) -> String {
+pub(crate) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -1,0 +1,502 @@
+//! The layered solve of a whole board (or of its positions with at most
+//! so many cars a side): layer pairs from the end of the game back to the
+//! start, each written to its own file as soon as it is done, so a run
+//! killed at any moment continues from the last finished pair. Also the
+//! independent check of a finished directory and the comparison with the
+//! dense solver.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::layers::{Block, Child, Layer, Shape, transpose};
+use super::retro::{Side, solve_pair};
+use super::store::{
+    self, Dtz, Kind, LayerError, Tally, Wdl, WdlBits, decode, read_header, read_layer,
+};
+use super::{Cars, Solution, SolveError, Value, parallel};
+use crate::board::{Color, Rules};
+
+/// Why a layered solve, check or comparison failed.
+#[derive(Debug)]
+pub enum LayeredError {
+    /// No tables for this size and car limit.
+    Shape(Kind),
+    Layer(LayerError),
+    Solve(SolveError),
+    Io(PathBuf, std::io::Error),
+}
+
+impl fmt::Display for LayeredError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayeredError::Shape(kind) => write!(
+                f,
+                "no layered tables for size {} with at most {} cars a side (sizes 3..8, cars 1..size-1)",
+                kind.size, kind.max_cars
+            ),
+            LayeredError::Layer(e) => e.fmt(f),
+            LayeredError::Solve(e) => e.fmt(f),
+            LayeredError::Io(path, e) => write!(f, "cannot write {}: {e}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for LayeredError {}
+
+impl From<LayerError> for LayeredError {
+    fn from(e: LayerError) -> LayeredError {
+        LayeredError::Layer(e)
+    }
+}
+
+impl From<SolveError> for LayeredError {
+    fn from(e: SolveError) -> LayeredError {
+        LayeredError::Solve(e)
+    }
+}
+
+/// What a layered solve is asked to do.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub kind: Kind,
+    pub dir: PathBuf,
+    pub threads: usize,
+    /// Stop once this many layer files have been written by this run.
+    pub stop_after_layers: Option<u64>,
+}
+
+/// One finished layer pair, for progress displays and logs.
+#[derive(Clone, Debug)]
+pub struct PairDone {
+    /// The pair's layers, `(a, b)` and (unless `a == b`) `(b, a)`.
+    pub layers: Vec<(u32, u32)>,
+    /// Index slots of the pair (positions and non-positions).
+    pub slots: u64,
+    pub tally: Tally,
+    /// Already on disk from an earlier run.
+    pub resumed: bool,
+    pub seconds: f64,
+    /// Bytes of the pair's files.
+    pub bytes: u64,
+    /// Pairs finished so far, of `pairs`.
+    pub done: usize,
+    pub pairs: usize,
+}
+
+/// What a layered solve ended with.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Every finished layer's tally (Black to move; White to move mirrors it).
+    pub tally: Tally,
+    pub layers_written: u64,
+    /// The run stopped early (`stop_after_layers`) with pairs left.
+    pub stopped: bool,
+}
+
+/// Total index slots of every layer, for progress displays.
+pub fn total_slots(shape: &Shape) -> u64 {
+    pair_layers(shape)
+        .iter()
+        .flatten()
+        .map(|layer| layer.slots)
+        .sum()
+}
+
+fn pair_layers(shape: &Shape) -> Vec<Vec<Layer>> {
+    shape
+        .pairs()
+        .into_iter()
+        .map(|(a, b)| {
+            if a == b {
+                vec![shape.layer(a, a)]
+            } else {
+                vec![shape.layer(a, b), shape.layer(b, a)]
+            }
+        })
+        .collect()
+}
+
+/// The shape a kind of tables has.
+pub fn shape_of(kind: Kind) -> Result<Shape, LayeredError> {
+    Shape::new(kind.size, kind.max_cars).ok_or(LayeredError::Shape(kind))
+}
+
+/// The layer `(b, a + 1)` that Black's forward moves from `(a, b)` reach.
+fn ahead_of(shape: &Shape, layer: &Layer) -> Option<Layer> {
+    (layer.black < shape.max_progress()).then(|| shape.layer(layer.white, layer.black + 1))
+}
+
+/// Solves every layer of `plan.kind` not yet in `plan.dir`, calling
+/// `progress` after each pair.
+///
+/// # Errors
+/// An unusable directory, a damaged file, a write failure.
+pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome, LayeredError> {
+    let shape = shape_of(plan.kind)?;
+    store::prepare_dir(&plan.dir, plan.kind)?;
+    let pairs = pair_layers(&shape);
+    let mut outcome = Outcome {
+        tally: Tally::default(),
+        layers_written: 0,
+        stopped: false,
+    };
+    for (done, layers) in pairs.iter().enumerate() {
+        if plan
+            .stop_after_layers
+            .is_some_and(|limit| outcome.layers_written >= limit)
+        {
+            outcome.stopped = true;
+            break;
+        }
+        let started = Instant::now();
+        let mut report = PairDone {
+            layers: layers.iter().map(|l| (l.black, l.white)).collect(),
+            slots: layers.iter().map(|l| l.slots).sum(),
+            tally: Tally::default(),
+            resumed: true,
+            seconds: 0.0,
+            bytes: 0,
+            done: done + 1,
+            pairs: pairs.len(),
+        };
+        let headers = layers
+            .iter()
+            .map(|layer| read_header(&plan.dir, plan.kind, layer))
+            .collect::<Result<Vec<_>, _>>()?;
+        if headers.iter().all(Option::is_some) {
+            for (header, layer) in headers.iter().flatten().zip(layers) {
+                report.tally.merge(header.tally);
+                report.bytes += file_len(&plan.dir, layer);
+            }
+        } else {
+            report.resumed = false;
+            for (tally, bytes) in solve_one_pair(&shape, plan, layers)? {
+                report.tally.merge(tally);
+                report.bytes += bytes;
+            }
+            outcome.layers_written += layers.len() as u64;
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        outcome.tally.merge(report.tally);
+        progress(&report);
+    }
+    Ok(outcome)
+}
+
+fn file_len(dir: &Path, layer: &Layer) -> u64 {
+    std::fs::metadata(store::layer_path(dir, layer.black, layer.white)).map_or(0, |m| m.len())
+}
+
+/// Solves and writes one pair; returns each layer's tally and file size.
+fn solve_one_pair(
+    shape: &Shape,
+    plan: &Plan,
+    layers: &[Layer],
+) -> Result<Vec<(Tally, u64)>, LayeredError> {
+    let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
+    // Read the layers ahead, both at once.
+    let values: Vec<Option<WdlBits>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ahead
+            .iter()
+            .map(|layer| {
+                scope.spawn(move || -> Result<Option<WdlBits>, LayerError> {
+                    match layer {
+                        Some(layer) => {
+                            let (bytes, _) = read_layer(&plan.dir, plan.kind, layer)?;
+                            Ok(Some(WdlBits::from_bytes(&bytes)))
+                        }
+                        None => Ok(None),
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("reader thread panicked"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let sides: Vec<Side> = layers
+        .iter()
+        .zip(ahead.iter().zip(&values))
+        .map(|(layer, (ahead, values))| Side {
+            layer,
+            ahead: ahead.as_ref().zip(values.as_ref()),
+        })
+        .collect();
+    let solved = solve_pair(shape, plan.kind.rules, plan.threads, &sides)?;
+    drop(values);
+    // Compress and write both files at once.
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = solved
+            .iter()
+            .zip(layers)
+            .map(|(solved, layer)| {
+                scope.spawn(move || {
+                    store::write_layer(&plan.dir, plan.kind, layer, &solved.values, solved.tally)
+                        .map(|bytes| (solved.tally, bytes))
+                        .map_err(|e| {
+                            LayeredError::Io(
+                                store::layer_path(&plan.dir, layer.black, layer.white),
+                                e,
+                            )
+                        })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("writer thread panicked"))
+            .collect()
+    })
+}
+
+/// What [`verify`] found.
+#[derive(Clone, Debug, Default)]
+pub struct Verified {
+    pub positions: u64,
+    pub layers: u64,
+    pub mismatches: u64,
+    /// The first few mismatches, described.
+    pub examples: Vec<String>,
+}
+
+/// Re-derives every stored value in `dir` from the stored values of its
+/// successors (the best of them for the side to move, by the rules alone),
+/// calling `progress(layers checked, of layers)` as it goes.
+///
+/// # Errors
+/// A missing, damaged or foreign file.
+pub fn verify(
+    dir: &Path,
+    threads: usize,
+    progress: &dyn Fn(u64, u64),
+) -> Result<Verified, LayeredError> {
+    let kind = store::read_kind(dir)?;
+    let shape = shape_of(kind)?;
+    let pairs = pair_layers(&shape);
+    let total: u64 = pairs.iter().map(|p| p.len() as u64).sum();
+    let mut verified = Verified::default();
+    for layers in &pairs {
+        let values = layers
+            .iter()
+            .map(|layer| read_layer(dir, kind, layer).map(|(v, _)| v))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (i, layer) in layers.iter().enumerate() {
+            let partner = layers.len() - 1 - i;
+            let ahead = ahead_of(&shape, layer);
+            let ahead_values = match &ahead {
+                Some(layer) => Some(read_layer(dir, kind, layer)?.0),
+                None => None,
+            };
+            let checker = Checker {
+                shape: &shape,
+                rules: kind.rules,
+                layer,
+                values: &values[i],
+                partner: &layers[partner],
+                partner_values: &values[partner],
+                ahead: ahead.as_ref().zip(ahead_values.as_deref()),
+            };
+            let found = checker.run(threads);
+            verified.positions += found.positions;
+            verified.mismatches += found.mismatches;
+            for example in found.examples {
+                if verified.examples.len() < 10 {
+                    verified.examples.push(example);
+                }
+            }
+            verified.layers += 1;
+            progress(verified.layers, total);
+        }
+    }
+    Ok(verified)
+}
+
+/// Checks one layer against its successors' stored values.
+struct Checker<'a> {
+    shape: &'a Shape,
+    rules: Rules,
+    layer: &'a Layer,
+    values: &'a [u8],
+    partner: &'a Layer,
+    partner_values: &'a [u8],
+    ahead: Option<(&'a Layer, &'a [u8])>,
+}
+
+impl Checker<'_> {
+    fn run(&self, threads: usize) -> Verified {
+        let blocks = &self.layer.blocks;
+        let results = parallel(threads, blocks.len(), |b, out| {
+            let block = &blocks[b];
+            let mut found = Verified::default();
+            // A slot that is no position repeats the byte before it.
+            let mut previous = match block.offset {
+                0 => store::encode(Dtz::Draw),
+                slot => self.values[slot as usize - 1],
+            };
+            for bi in 0..block.black_sets {
+                let black = self.shape.black_set(block, bi);
+                for (wi, &white) in self.shape.white_sets(block).iter().enumerate() {
+                    let slot = block.slot(bi, wi as u64);
+                    let stored = self.values[slot as usize];
+                    let expected = if black & white != 0 {
+                        previous
+                    } else {
+                        found.positions += 1;
+                        store::encode(self.derive(block, bi, black, white, wi as u64))
+                    };
+                    if stored != expected {
+                        found.mismatches += 1;
+                        if found.examples.len() < 10 {
+                            found.examples.push(format!(
+                                "layer {} slot {slot} (black {black:#x}, white {white:#x}): stored {:?}, successors give {:?}",
+                                self.layer.name(),
+                                decode(stored),
+                                decode(expected)
+                            ));
+                        }
+                    }
+                    previous = stored;
+                }
+            }
+            out.push(found);
+        });
+        let mut total = Verified::default();
+        for found in results {
+            total.positions += found.positions;
+            total.mismatches += found.mismatches;
+            total.examples.extend(found.examples);
+        }
+        total
+    }
+
+    /// The value the position's successors give it.
+    fn derive(
+        &self,
+        block: &Block,
+        black_index: u64,
+        black: u64,
+        white: u64,
+        white_index: u64,
+    ) -> Dtz {
+        let mut fastest_win: Option<u32> = None;
+        let mut draw = false;
+        let mut slowest_loss = 0;
+        let ahead = self.ahead.map(|(layer, _)| layer);
+        let moves = self.shape.children(
+            block,
+            black_index,
+            black,
+            white,
+            white_index,
+            self.partner,
+            ahead,
+            |child| {
+                // The child's value for the opponent, and the plies it adds.
+                let (value, plies) = match child {
+                    Child::Finish => (Dtz::Loss(0), 1),
+                    Child::Forward(slot) => {
+                        let (_, values) = self.ahead.expect("a forward move has a layer ahead");
+                        (decode(values[slot as usize]), 1)
+                    }
+                    Child::Sideways(slot) => {
+                        let value = decode(self.partner_values[slot as usize]);
+                        let plies = match value {
+                            Dtz::Win(d) | Dtz::Loss(d) => d + 1,
+                            Dtz::Draw => 0,
+                        };
+                        (value, plies)
+                    }
+                };
+                match value.wdl() {
+                    Wdl::Loss => {
+                        fastest_win = Some(fastest_win.map_or(plies, |p| p.min(plies)));
+                    }
+                    Wdl::Draw => draw = true,
+                    Wdl::Win => slowest_loss = slowest_loss.max(plies),
+                }
+            },
+        );
+        if moves == 0 {
+            return match self.rules {
+                Rules::Textbook => Dtz::Loss(0),
+                Rules::Classic => Dtz::Win(0),
+            };
+        }
+        match fastest_win {
+            Some(plies) => Dtz::Win(plies),
+            None if draw => Dtz::Draw,
+            None => Dtz::Loss(slowest_loss),
+        }
+    }
+}
+
+/// Compares every position (both sides to move) in `dir` with the dense
+/// solver's `dense` table for win, draw or loss; returns the number of
+/// positions compared.
+///
+/// # Errors
+/// A damaged or missing file, tables of another kind than `dense`, or a
+/// disagreement (described).
+pub fn compare_with_dense(dir: &Path, dense: &Solution) -> Result<u64, String> {
+    let kind = store::read_kind(dir).map_err(|e| e.to_string())?;
+    let n = dense.indexer.size();
+    if kind.size != n || kind.rules != dense.rules || kind.max_cars as usize != n - 1 {
+        return Err(format!(
+            "{} does not hold the whole of {n}x{n} {}",
+            dir.display(),
+            dense.rules.name()
+        ));
+    }
+    let shape = shape_of(kind).map_err(|e| e.to_string())?;
+    let wdl = |value: Value| match value {
+        Value::Win(_) => Wdl::Win,
+        Value::Draw => Wdl::Draw,
+        Value::Loss(_) => Wdl::Loss,
+    };
+    let mut compared = 0;
+    for layers in pair_layers(&shape) {
+        for layer in &layers {
+            let (values, _) = read_layer(dir, kind, layer).map_err(|e| e.to_string())?;
+            for block in &layer.blocks {
+                for bi in 0..block.black_sets {
+                    let black = shape.black_set(block, bi);
+                    for (wi, &white) in shape.white_sets(block).iter().enumerate() {
+                        if black & white != 0 {
+                            continue;
+                        }
+                        let mine = decode(values[block.slot(bi, wi as u64) as usize]).wdl();
+                        let as_black = Cars {
+                            black: black as u32,
+                            white: white as u32,
+                        };
+                        let as_white = Cars {
+                            black: transpose(white, n as u32) as u32,
+                            white: transpose(black, n as u32) as u32,
+                        };
+                        for (cars, side) in [(as_black, Color::Black), (as_white, Color::White)] {
+                            let theirs = wdl(dense.value(cars, side));
+                            if theirs != mine {
+                                return Err(format!(
+                                    "layer {}: {side:?} to move with black {:#x}, white {:#x}: dense {theirs:?}, layered {mine:?}",
+                                    layer.name(),
+                                    cars.black,
+                                    cars.white
+                                ));
+                            }
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let expected = 2 * dense.indexer.len();
+    if compared != expected {
+        return Err(format!(
+            "compared {compared} positions, the dense table has {expected}"
+        ));
+    }
+    Ok(compared)
+}

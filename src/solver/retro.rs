@@ -1,0 +1,347 @@
+//! Solving one pair of layers, `(a, b)` and `(b, a)`, by retrograde
+//! analysis over their sideways moves, given the win/draw/loss of the
+//! layers their forward moves reach.
+//!
+//! Black's sideways moves from layer `(a, b)` lead into `(b, a)` and back,
+//! so the two are solved together (a layer with `a == b` is its own
+//! partner). What is found is a win, draw or loss plus the distance in
+//! plies to the next progress move (a forward move, an exit, or the end of
+//! the game) that keeps the result: the winner heads for the nearest one,
+//! the loser puts it off as long as it can.
+//!
+//! 1. **Seed.** Each position looks at its forward moves in the layer ahead:
+//!    one to a position lost for the opponent (or Black's last exit) wins
+//!    in 1; one to a draw means the position can never be lost. A position
+//!    without a move is decided in 0 by the rule; one whose moves all lead
+//!    ahead to the opponent's wins is lost in 1. The rest keep their count
+//!    of sideways moves.
+//! 2. **Retreat.** Level by level (0, 1, 2, ...) each position decided at
+//!    the level updates its sideways parents: a lost child makes a parent
+//!    won one level later; a won child takes one off the parent's count,
+//!    and a parent whose count reaches zero without a drawing escape is
+//!    lost one level later. Levels go in order, so winners take the
+//!    shortest route and losers the longest.
+//!
+//! What is left undecided is a draw. Slots are atomic bytes updated with
+//! compare-and-swap, so the result does not depend on thread timing.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+use super::layers::{Block, Child, Layer, Shape};
+use super::store::{Dtz, Tally, Wdl, WdlBits, encode};
+use super::{SolveError, parallel};
+use crate::board::Rules;
+
+/// An undecided slot holds its count of sideways moves not yet known to
+/// lose (low four bits) and whether some move reaches a draw (this bit).
+const ESCAPE: u8 = 0x10;
+/// A slot that is no position (the sets overlap).
+const NO_POSITION: u8 = 0x20;
+/// Decided slots: a win at level `d` is `WIN + d`, a loss `LOSS + d`.
+const WIN: u8 = 0x21;
+const LOSS: u8 = 0x90;
+
+/// Longest distance to a progress move a slot holds.
+pub const MAX_DTZ: u32 = (LOSS - WIN - 1) as u32;
+
+/// Slots per unit of work handed to a thread.
+const UNIT: u64 = 1 << 16;
+
+/// A level is listed (8 bytes a position) rather than scanned for while
+/// it holds at most one slot in this many.
+const LIST_RATIO: u64 = 16;
+
+/// Listed positions per unit of work.
+const LIST_CHUNK: usize = 1 << 14;
+
+/// What one unit of a level found: how many parents it decided, and
+/// (while the level is small) which.
+#[derive(Default)]
+struct Found {
+    count: u64,
+    /// Whether this unit lists what it decides.
+    listing: bool,
+    list: Vec<u64>,
+}
+
+/// One layer of the pair being solved.
+pub struct Side<'a> {
+    pub layer: &'a Layer,
+    /// The layer `(b, a + 1)` its forward moves reach, with its values;
+    /// `None` when Black's progress is already the largest.
+    pub ahead: Option<(&'a Layer, &'a WdlBits)>,
+}
+
+/// A solved layer: its file bytes (see [`encode`]) and its tallies.
+pub struct Solved {
+    pub values: Vec<u8>,
+    pub tally: Tally,
+}
+
+/// Solves `sides` (one layer, or a layer and its partner).
+///
+/// # Errors
+/// [`SolveError::TooDeep`] if a distance exceeds [`MAX_DTZ`].
+pub fn solve_pair(
+    shape: &Shape,
+    rules: Rules,
+    threads: usize,
+    sides: &[Side],
+) -> Result<Vec<Solved>, SolveError> {
+    let states: Vec<Vec<AtomicU8>> = sides
+        .iter()
+        .map(|side| (0..side.layer.slots).map(|_| AtomicU8::new(0)).collect())
+        .collect();
+    let partner = |i: usize| sides.len() - 1 - i;
+    let units = units(sides);
+    // Seed: each thread returns how many slots it decided in 1.
+    let decided_in_one: u64 = parallel(threads, units.len(), |unit, out| {
+        let (i, block, ref rows) = units[unit];
+        let side = &sides[i];
+        let block = &side.layer.blocks[block];
+        let whites = shape.white_sets(block);
+        let mut in_one = 0;
+        for bi in rows.clone() {
+            let black = shape.black_set(block, bi);
+            let row = block.slot(bi, 0) as usize;
+            for (wi, &white) in whites.iter().enumerate() {
+                let state = if black & white != 0 {
+                    NO_POSITION
+                } else {
+                    seed(
+                        shape,
+                        rules,
+                        side,
+                        sides[partner(i)].layer,
+                        block,
+                        bi,
+                        black,
+                        white,
+                        wi,
+                    )
+                };
+                in_one += u64::from(state == WIN + 1 || state == LOSS + 1);
+                states[i][row + wi].store(state, Ordering::Relaxed);
+            }
+        }
+        out.push(in_one);
+    })
+    .into_iter()
+    .sum();
+    // Levels 0 and 1 (much of them from the seed) are found by scanning
+    // every slot; later levels by the list the level before made, unless
+    // it grew past `cap` entries.
+    let cap = sides.iter().map(|s| s.layer.slots).sum::<u64>() / LIST_RATIO;
+    let mut frontier: Option<Vec<Vec<u64>>> = None;
+    let mut level = 0;
+    loop {
+        let listed = AtomicU64::new(0);
+        // Each parent a child decides is pushed as `side << 63 | slot`,
+        // until the level's lists hold `cap` entries.
+        let decide =
+            |i: usize, block: &Block, bi: u64, wi: u64, child_won: bool, out: &mut Found| {
+                let parents = &states[partner(i)];
+                let partner_bit = (partner(i) as u64) << 63;
+                shape.sideways_parents(block, bi, wi, sides[partner(i)].layer, |parent| {
+                    if settle(&parents[parent as usize], child_won, level) {
+                        out.count += 1;
+                        if out.listing {
+                            out.list.push(partner_bit | parent);
+                        }
+                    }
+                });
+            };
+        let start_unit = |out: &mut Found| {
+            out.listing = level >= 1 && listed.load(Ordering::Relaxed) <= cap;
+        };
+        let end_unit = |found: &mut Found| {
+            let total = listed.fetch_add(found.list.len() as u64, Ordering::Relaxed);
+            if !found.listing || total + found.list.len() as u64 > cap {
+                listed.store(u64::MAX / 2, Ordering::Relaxed);
+                found.list = Vec::new();
+            }
+        };
+        let found: Vec<Found> = match &frontier {
+            None => parallel(threads, units.len(), |unit, out| {
+                let (i, block, ref rows) = units[unit];
+                let block = &sides[i].layer.blocks[block];
+                let mut found = Found::default();
+                start_unit(&mut found);
+                for bi in rows.clone() {
+                    let row = block.slot(bi, 0) as usize;
+                    let slots = &states[i][row..row + block.white_sets as usize];
+                    for (wi, slot) in slots.iter().enumerate() {
+                        let state = slot.load(Ordering::Relaxed);
+                        let child_won = state == WIN + level;
+                        if child_won || state == LOSS + level {
+                            decide(i, block, bi, wi as u64, child_won, &mut found);
+                        }
+                    }
+                }
+                end_unit(&mut found);
+                out.push(found);
+            }),
+            Some(lists) => {
+                let chunks: Vec<&[u64]> = lists
+                    .iter()
+                    .flat_map(|list| list.chunks(LIST_CHUNK))
+                    .collect();
+                parallel(threads, chunks.len(), |unit, out| {
+                    let mut found = Found::default();
+                    start_unit(&mut found);
+                    for &entry in chunks[unit] {
+                        let i = (entry >> 63) as usize;
+                        let slot = entry & !(1 << 63);
+                        let blocks = &sides[i].layer.blocks;
+                        let block = &blocks[blocks.partition_point(|b| b.offset <= slot) - 1];
+                        let within = slot - block.offset;
+                        let child_won =
+                            states[i][slot as usize].load(Ordering::Relaxed) == WIN + level;
+                        decide(
+                            i,
+                            block,
+                            within / block.white_sets,
+                            within % block.white_sets,
+                            child_won,
+                            &mut found,
+                        );
+                    }
+                    end_unit(&mut found);
+                    out.push(found);
+                })
+            }
+        };
+        let count = found.iter().map(|f| f.count).sum::<u64>()
+            + if level == 0 { decided_in_one } else { 0 };
+        frontier = (level >= 1 && listed.load(Ordering::Relaxed) <= cap)
+            .then(|| found.into_iter().map(|f| f.list).collect());
+        if count == 0 {
+            break;
+        }
+        level += 1;
+        if u32::from(level) >= MAX_DTZ {
+            return Err(SolveError::TooDeep(u32::from(level)));
+        }
+    }
+    Ok(states.into_iter().map(finish).collect())
+}
+
+/// The starting state of the position `(black, white)`, black set `bi`
+/// and white set `wi` of `block`, in `side`.
+#[allow(clippy::too_many_arguments)]
+fn seed(
+    shape: &Shape,
+    rules: Rules,
+    side: &Side,
+    partner: &Layer,
+    block: &Block,
+    bi: u64,
+    black: u64,
+    white: u64,
+    wi: usize,
+) -> u8 {
+    let mut count = 0;
+    let mut escape = false;
+    let mut wins = false;
+    let ahead = side.ahead.map(|(layer, _)| layer);
+    let moves = shape.children(
+        block,
+        bi,
+        black,
+        white,
+        wi as u64,
+        partner,
+        ahead,
+        |child| match child {
+            Child::Sideways(_) => count += 1,
+            Child::Forward(slot) => {
+                let (_, values) = side.ahead.expect("a forward move has a layer ahead");
+                match values.get(slot) {
+                    Wdl::Loss => wins = true,
+                    Wdl::Draw => escape = true,
+                    Wdl::Win => {}
+                }
+            }
+            Child::Finish => wins = true,
+        },
+    );
+    if moves == 0 {
+        match rules {
+            Rules::Textbook => LOSS,
+            Rules::Classic => WIN,
+        }
+    } else if wins {
+        WIN + 1
+    } else if count == 0 && !escape {
+        LOSS + 1
+    } else {
+        count | if escape { ESCAPE } else { 0 }
+    }
+}
+
+/// Tells an undecided parent that a child decided at `level` is won
+/// (`child_won`) or lost for its side to move; returns whether that
+/// decides the parent.
+fn settle(slot: &AtomicU8, child_won: bool, level: u8) -> bool {
+    let mut state = slot.load(Ordering::Relaxed);
+    loop {
+        if state >= NO_POSITION {
+            return false;
+        }
+        let new = if !child_won {
+            WIN + level + 1
+        } else if state == 1 {
+            LOSS + level + 1
+        } else {
+            // Down to zero with an escape: the parent stays undecided
+            // (a draw) unless a lost child turns up.
+            state - 1
+        };
+        match slot.compare_exchange_weak(state, new, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return new > NO_POSITION,
+            Err(actual) => state = actual,
+        }
+    }
+}
+
+/// A layer's slots as file bytes, with its tallies. A slot that is no
+/// position repeats the byte before it, so runs stay unbroken and the
+/// file compresses better.
+fn finish(states: Vec<AtomicU8>) -> Solved {
+    let mut tally = Tally::default();
+    let mut previous = encode(Dtz::Draw);
+    let values = states
+        .into_iter()
+        .map(|slot| {
+            let state = slot.into_inner();
+            let value = match state {
+                NO_POSITION => return previous,
+                s if s < NO_POSITION => Dtz::Draw,
+                s if s < LOSS => Dtz::Win(u32::from(s - WIN)),
+                s => Dtz::Loss(u32::from(s - LOSS)),
+            };
+            tally.add(value);
+            previous = encode(value);
+            previous
+        })
+        .collect();
+    Solved { values, tally }
+}
+
+/// Units of work: runs of rows of one block of one side.
+fn units(sides: &[Side]) -> Vec<(usize, usize, Range<u64>)> {
+    let mut units = Vec::new();
+    for (i, side) in sides.iter().enumerate() {
+        for (b, block) in side.layer.blocks.iter().enumerate() {
+            let step = (UNIT / block.white_sets.max(1)).max(1);
+            let mut first = 0;
+            while first < block.black_sets {
+                let last = (first + step).min(block.black_sets);
+                units.push((i, b, first..last));
+                first = last;
+            }
+        }
+    }
+    units
+}

@@ -1,0 +1,634 @@
+//! Layer files: one per finished layer, compressed, checksummed and
+//! written so that a crash never leaves a half-written file under the
+//! final name; and [`Tables`], the reader that probes a directory of them.
+//!
+//! # Layer file (version 1)
+//! All integers little-endian.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..8 | magic `DODGEMLT` |
+//! | 8..12 | format version, 1 |
+//! | 12 | board size |
+//! | 13 | rules: 0 `textbook`, 1 `classic` |
+//! | 14 | most cars a side on the board |
+//! | 15 | zero |
+//! | 16..18, 18..20 | the layer: Black's progress, White's progress |
+//! | 20..24 | zero |
+//! | 24..32 | slots (positions and non-positions of the layer's index) |
+//! | 32..40, 40..48, 48..56 | wins, draws, losses (Black to move) |
+//! | 56..60 | longest distance to a progress move |
+//! | 60..64 | zero |
+//! | 64..72 | payload length |
+//! | 72..76 | CRC-32 of bytes 8..72 and of the payload |
+//! | 76..80 | zero |
+//! | 80.. | payload: one zstd frame of one byte per slot ([`encode`]) |
+//!
+//! A directory of layer files starts with a manifest, `dodgem-tables.txt`,
+//! naming the board size, rule and car limit.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::layers::{Layer, Shape};
+use crate::board::{Position, Rules};
+
+const MAGIC: &[u8; 8] = b"DODGEMLT";
+const VERSION: u32 = 1;
+const HEADER_LEN: usize = 80;
+const MANIFEST: &str = "dodgem-tables.txt";
+/// zstd level: fast, and the value runs compress well at any level.
+const ZSTD_LEVEL: i32 = 3;
+
+/// A stored value: win, draw or loss for the side to move, with the plies
+/// to the next progress move (a forward move, an exit, or the end of the
+/// game) under best play that keeps the result. The winner plays towards
+/// the smallest distance, the loser towards the largest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dtz {
+    Win(u32),
+    Draw,
+    Loss(u32),
+}
+
+/// Win, draw or loss alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Wdl {
+    Win,
+    Draw,
+    Loss,
+}
+
+impl Dtz {
+    pub fn wdl(self) -> Wdl {
+        match self {
+            Dtz::Win(_) => Wdl::Win,
+            Dtz::Draw => Wdl::Draw,
+            Dtz::Loss(_) => Wdl::Loss,
+        }
+    }
+}
+
+/// One byte a slot: 0 a draw (or no position), `2d + 1` a win and
+/// `2d + 2` a loss with distance `d`.
+pub fn encode(value: Dtz) -> u8 {
+    match value {
+        Dtz::Draw => 0,
+        Dtz::Win(d) => (2 * d + 1) as u8,
+        Dtz::Loss(d) => (2 * d + 2) as u8,
+    }
+}
+
+/// Inverse of [`encode`].
+pub fn decode(byte: u8) -> Dtz {
+    match byte {
+        0 => Dtz::Draw,
+        b if b % 2 == 1 => Dtz::Win(u32::from(b / 2)),
+        b => Dtz::Loss(u32::from(b / 2 - 1)),
+    }
+}
+
+/// A finished layer's win/draw/loss, two bits a slot: what the layer
+/// behind it reads while it is solved.
+pub struct WdlBits {
+    words: Vec<u64>,
+}
+
+impl WdlBits {
+    pub fn from_bytes(bytes: &[u8]) -> WdlBits {
+        let words = bytes
+            .chunks(32)
+            .map(|chunk| {
+                chunk.iter().enumerate().fold(0u64, |word, (i, &b)| {
+                    let code = match decode(b) {
+                        Dtz::Draw => 0,
+                        Dtz::Win(_) => 1,
+                        Dtz::Loss(_) => 2,
+                    };
+                    word | code << (2 * i)
+                })
+            })
+            .collect();
+        WdlBits { words }
+    }
+
+    pub fn get(&self, slot: u64) -> Wdl {
+        match (self.words[(slot / 32) as usize] >> (2 * (slot % 32))) & 3 {
+            0 => Wdl::Draw,
+            1 => Wdl::Win,
+            _ => Wdl::Loss,
+        }
+    }
+}
+
+/// Win/draw/loss counts of a layer's positions (Black to move) and the
+/// longest distance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub longest: u32,
+}
+
+impl Tally {
+    pub fn add(&mut self, value: Dtz) {
+        match value {
+            Dtz::Win(d) => {
+                self.wins += 1;
+                self.longest = self.longest.max(d);
+            }
+            Dtz::Draw => self.draws += 1,
+            Dtz::Loss(d) => {
+                self.losses += 1;
+                self.longest = self.longest.max(d);
+            }
+        }
+    }
+
+    pub fn merge(&mut self, other: Tally) {
+        self.wins += other.wins;
+        self.draws += other.draws;
+        self.losses += other.losses;
+        self.longest = self.longest.max(other.longest);
+    }
+
+    pub fn positions(&self) -> u64 {
+        self.wins + self.draws + self.losses
+    }
+}
+
+/// Why a table directory or layer file cannot be used.
+#[derive(Debug)]
+pub enum LayerError {
+    Io(PathBuf, io::Error),
+    NotALayerFile(PathBuf),
+    Version(PathBuf, u32),
+    /// The file or directory is for another board, rule, car limit or
+    /// layer than asked for.
+    Foreign(PathBuf, String),
+    Truncated(PathBuf),
+    Checksum(PathBuf),
+    Corrupt(PathBuf, String),
+    /// The directory has no manifest or a bad one.
+    Manifest(PathBuf, String),
+}
+
+impl fmt::Display for LayerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayerError::Io(path, error) => write!(f, "cannot use {}: {error}", path.display()),
+            LayerError::NotALayerFile(path) => {
+                write!(f, "{} is not a dodgem layer file", path.display())
+            }
+            LayerError::Version(path, version) => write!(
+                f,
+                "{} has layer format version {version}; this program reads version {VERSION}",
+                path.display()
+            ),
+            LayerError::Foreign(path, why) => write!(f, "{} {why}", path.display()),
+            LayerError::Truncated(path) => {
+                write!(f, "{} is truncated or padded", path.display())
+            }
+            LayerError::Checksum(path) => write!(
+                f,
+                "{} fails its checksum (the file is damaged)",
+                path.display()
+            ),
+            LayerError::Corrupt(path, why) => {
+                write!(f, "{} is damaged: {why}", path.display())
+            }
+            LayerError::Manifest(path, why) => write!(f, "{}: {why}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for LayerError {}
+
+/// What a table directory holds: a board size, a rule and a car limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind {
+    pub size: usize,
+    pub rules: Rules,
+    pub max_cars: u32,
+}
+
+impl Kind {
+    fn manifest(&self) -> String {
+        format!(
+            "dodgem layered tables\nsize {}\nrules {}\nmax-cars {}\n",
+            self.size,
+            self.rules.name(),
+            self.max_cars
+        )
+    }
+
+    fn parse(text: &str) -> Option<Kind> {
+        let mut lines = text.lines();
+        if lines.next()? != "dodgem layered tables" {
+            return None;
+        }
+        let mut field = |name: &str| {
+            let line = lines.next()?;
+            line.strip_prefix(name)?
+                .strip_prefix(' ')
+                .map(str::to_string)
+        };
+        let size = field("size")?.parse().ok()?;
+        let rules = Rules::from_name(&field("rules")?)?;
+        let max_cars = field("max-cars")?.parse().ok()?;
+        Some(Kind {
+            size,
+            rules,
+            max_cars,
+        })
+    }
+
+    fn rules_code(&self) -> u8 {
+        match self.rules {
+            Rules::Textbook => 0,
+            Rules::Classic => 1,
+        }
+    }
+}
+
+/// The file of layer `(black, white)` in `dir`.
+pub fn layer_path(dir: &Path, black: u32, white: u32) -> PathBuf {
+    dir.join(format!("layer-{black:03}-{white:03}.dtz"))
+}
+
+/// Prepares `dir` for tables of `kind`: writes the manifest, or checks the
+/// one there, and removes temporary files a killed run left behind.
+///
+/// # Errors
+/// An unusable directory, or one holding tables of another kind.
+pub fn prepare_dir(dir: &Path, kind: Kind) -> Result<(), LayerError> {
+    let io_error = |e| LayerError::Io(dir.to_path_buf(), e);
+    fs::create_dir_all(dir).map_err(io_error)?;
+    let manifest = dir.join(MANIFEST);
+    match fs::read_to_string(&manifest) {
+        Ok(text) => {
+            let found = Kind::parse(&text).ok_or_else(|| {
+                LayerError::Manifest(manifest.clone(), "not a dodgem tables manifest".into())
+            })?;
+            if found != kind {
+                return Err(LayerError::Foreign(
+                    dir.to_path_buf(),
+                    format!(
+                        "holds {n}x{n} {} tables with at most {} cars a side, not {m}x{m} {} with at most {}",
+                        found.rules.name(),
+                        found.max_cars,
+                        kind.rules.name(),
+                        kind.max_cars,
+                        n = found.size,
+                        m = kind.size,
+                    ),
+                ));
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            write_durably(&manifest, kind.manifest().as_bytes()).map_err(io_error)?;
+        }
+        Err(e) => return Err(LayerError::Io(manifest, e)),
+    }
+    for entry in fs::read_dir(dir).map_err(io_error)? {
+        let path = entry.map_err(io_error)?.path();
+        if path.extension().is_some_and(|e| e == "tmp") {
+            fs::remove_file(&path).map_err(|e| LayerError::Io(path.clone(), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The kind of tables in `dir`, from its manifest.
+///
+/// # Errors
+/// A missing or unreadable manifest.
+pub fn read_kind(dir: &Path) -> Result<Kind, LayerError> {
+    let manifest = dir.join(MANIFEST);
+    let text = fs::read_to_string(&manifest).map_err(|e| LayerError::Io(manifest.clone(), e))?;
+    Kind::parse(&text)
+        .ok_or_else(|| LayerError::Manifest(manifest, "not a dodgem tables manifest".into()))
+}
+
+/// Writes `bytes` to `path` through a temporary file, synced and renamed,
+/// so `path` is either absent or complete.
+fn write_durably(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let temporary = path.with_extension("tmp");
+    let mut file = File::create(&temporary)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    fs::rename(&temporary, path)?;
+    if let Some(dir) = path.parent() {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// What the header of a layer file says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub kind: Kind,
+    pub black: u32,
+    pub white: u32,
+    pub slots: u64,
+    pub tally: Tally,
+    payload: u64,
+}
+
+impl Header {
+    fn fields(&self) -> [u8; 64] {
+        let mut out = [0u8; 64];
+        out[0..4].copy_from_slice(&VERSION.to_le_bytes());
+        out[4] = self.kind.size as u8;
+        out[5] = self.kind.rules_code();
+        out[6] = self.kind.max_cars as u8;
+        out[8..10].copy_from_slice(&(self.black as u16).to_le_bytes());
+        out[10..12].copy_from_slice(&(self.white as u16).to_le_bytes());
+        out[16..24].copy_from_slice(&self.slots.to_le_bytes());
+        out[24..32].copy_from_slice(&self.tally.wins.to_le_bytes());
+        out[32..40].copy_from_slice(&self.tally.draws.to_le_bytes());
+        out[40..48].copy_from_slice(&self.tally.losses.to_le_bytes());
+        out[48..52].copy_from_slice(&self.tally.longest.to_le_bytes());
+        out[56..64].copy_from_slice(&self.payload.to_le_bytes());
+        out
+    }
+
+    fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, u32), LayerError> {
+        if bytes.len() < HEADER_LEN || &bytes[0..8] != MAGIC {
+            return Err(LayerError::NotALayerFile(path.to_path_buf()));
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+        let version = u32_at(8);
+        if version != VERSION {
+            return Err(LayerError::Version(path.to_path_buf(), version));
+        }
+        let rules = match bytes[13] {
+            0 => Rules::Textbook,
+            1 => Rules::Classic,
+            other => {
+                return Err(LayerError::Corrupt(
+                    path.to_path_buf(),
+                    format!("unknown rules code {other}"),
+                ));
+            }
+        };
+        let header = Header {
+            kind: Kind {
+                size: usize::from(bytes[12]),
+                rules,
+                max_cars: u32::from(bytes[14]),
+            },
+            black: u32::from(u16_at(16)),
+            white: u32::from(u16_at(18)),
+            slots: u64_at(24),
+            tally: Tally {
+                wins: u64_at(32),
+                draws: u64_at(40),
+                losses: u64_at(48),
+                longest: u32_at(56),
+            },
+            payload: u64_at(64),
+        };
+        Ok((header, u32_at(72)))
+    }
+
+    fn checksum(&self, payload: &[u8]) -> u32 {
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&self.fields());
+        hasher.update(payload);
+        hasher.finalize()
+    }
+}
+
+/// Compresses and durably writes the values of `layer`; returns the
+/// file's length in bytes.
+///
+/// # Errors
+/// Any I/O error.
+pub fn write_layer(
+    dir: &Path,
+    kind: Kind,
+    layer: &Layer,
+    values: &[u8],
+    tally: Tally,
+) -> io::Result<u64> {
+    let payload = zstd::bulk::compress(values, ZSTD_LEVEL)?;
+    let header = Header {
+        kind,
+        black: layer.black,
+        white: layer.white,
+        slots: values.len() as u64,
+        tally,
+        payload: payload.len() as u64,
+    };
+    let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&header.fields());
+    bytes.extend_from_slice(&header.checksum(&payload).to_le_bytes());
+    bytes.extend_from_slice(&[0; 4]);
+    bytes.extend_from_slice(&payload);
+    write_durably(&layer_path(dir, layer.black, layer.white), &bytes)?;
+    Ok(bytes.len() as u64)
+}
+
+/// Checks that a header is the one `layer` of `kind` should have.
+fn check_header(path: &Path, header: &Header, kind: Kind, layer: &Layer) -> Result<(), LayerError> {
+    if header.kind != kind {
+        let k = header.kind;
+        return Err(LayerError::Foreign(
+            path.to_path_buf(),
+            format!(
+                "is from {n}x{n} {} tables with at most {} cars a side",
+                k.rules.name(),
+                k.max_cars,
+                n = k.size
+            ),
+        ));
+    }
+    if (header.black, header.white, header.slots) != (layer.black, layer.white, layer.slots) {
+        return Err(LayerError::Foreign(
+            path.to_path_buf(),
+            format!(
+                "holds layer {}-{} with {} slots, not layer {} with {}",
+                header.black,
+                header.white,
+                header.slots,
+                layer.name(),
+                layer.slots
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads the header of the file of `layer`, checking it and the file's
+/// length but not the payload; `Ok(None)` when there is no such file.
+///
+/// # Errors
+/// A file that is damaged, truncated or of another kind or layer.
+pub fn read_header(dir: &Path, kind: Kind, layer: &Layer) -> Result<Option<Header>, LayerError> {
+    let path = layer_path(dir, layer.black, layer.white);
+    let mut file = match File::open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(LayerError::Io(path, e)),
+    };
+    let length = file
+        .metadata()
+        .map_err(|e| LayerError::Io(path.clone(), e))?
+        .len();
+    let mut bytes = [0u8; HEADER_LEN];
+    let read = file
+        .read(&mut bytes)
+        .map_err(|e| LayerError::Io(path.clone(), e))?;
+    let (header, _) = Header::parse(&path, &bytes[..read])?;
+    check_header(&path, &header, kind, layer)?;
+    if length != HEADER_LEN as u64 + header.payload {
+        return Err(LayerError::Truncated(path));
+    }
+    Ok(Some(header))
+}
+
+/// Reads, checks and decompresses the file of `layer`: one byte a slot.
+///
+/// # Errors
+/// A missing file, or one that is damaged, truncated or of another kind
+/// or layer.
+pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Vec<u8>, Tally), LayerError> {
+    let path = layer_path(dir, layer.black, layer.white);
+    let bytes = fs::read(&path).map_err(|e| LayerError::Io(path.clone(), e))?;
+    let (header, crc) = Header::parse(&path, &bytes)?;
+    check_header(&path, &header, kind, layer)?;
+    if bytes.len() as u64 != HEADER_LEN as u64 + header.payload {
+        return Err(LayerError::Truncated(path));
+    }
+    let payload = &bytes[HEADER_LEN..];
+    if header.checksum(payload) != crc {
+        return Err(LayerError::Checksum(path));
+    }
+    let values = zstd::bulk::decompress(payload, layer.slots as usize)
+        .map_err(|e| LayerError::Corrupt(path.clone(), e.to_string()))?;
+    if values.len() as u64 != layer.slots {
+        return Err(LayerError::Corrupt(
+            path,
+            format!("{} values, expected {}", values.len(), layer.slots),
+        ));
+    }
+    Ok((values, header.tally))
+}
+
+/// Layers a [`Tables`] keeps decompressed at once.
+const CACHED_LAYERS: usize = 4;
+
+/// A directory of layer files, probed position by position.
+pub struct Tables {
+    dir: PathBuf,
+    kind: Kind,
+    shape: Shape,
+    cache: Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>,
+}
+
+impl Tables {
+    /// Opens the tables in `dir` (files are read when first probed).
+    ///
+    /// # Errors
+    /// A missing or bad manifest, or one naming tables that cannot exist.
+    pub fn open(dir: &Path) -> Result<Tables, LayerError> {
+        let kind = read_kind(dir)?;
+        let shape = Shape::new(kind.size, kind.max_cars).ok_or_else(|| {
+            LayerError::Manifest(
+                dir.join(MANIFEST),
+                format!(
+                    "no tables for size {} with at most {} cars",
+                    kind.size, kind.max_cars
+                ),
+            )
+        })?;
+        Ok(Tables {
+            dir: dir.to_path_buf(),
+            kind,
+            shape,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The stored value of `position` for its side to move; `Ok(None)` for
+    /// a position the tables do not cover (another size, a finished game,
+    /// more cars than the limit).
+    ///
+    /// # Errors
+    /// The layer's file is missing or damaged.
+    pub fn probe(&self, position: &Position) -> Result<Option<Dtz>, LayerError> {
+        let Some((black, white, slot)) = self.shape.locate(position) else {
+            return Ok(None);
+        };
+        let values = self.layer_values(black, white)?;
+        Ok(Some(decode(values[slot as usize])))
+    }
+
+    /// The decompressed values of layer `(black, white)`, cached.
+    pub fn layer_values(&self, black: u32, white: u32) -> Result<Arc<Vec<u8>>, LayerError> {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(values) = cache.get(&(black, white)) {
+            return Ok(Arc::clone(values));
+        }
+        let layer = self.shape.layer(black, white);
+        let (values, _) = read_layer(&self.dir, self.kind, &layer)?;
+        if cache.len() >= CACHED_LAYERS {
+            cache.clear();
+        }
+        let values = Arc::new(values);
+        cache.insert((black, white), Arc::clone(&values));
+        Ok(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips() {
+        for value in [
+            Dtz::Draw,
+            Dtz::Win(0),
+            Dtz::Win(1),
+            Dtz::Loss(0),
+            Dtz::Loss(126),
+            Dtz::Win(127),
+        ] {
+            assert_eq!(decode(encode(value)), value);
+        }
+    }
+
+    #[test]
+    fn manifest_round_trips() {
+        let kind = Kind {
+            size: 6,
+            rules: Rules::Classic,
+            max_cars: 5,
+        };
+        assert_eq!(Kind::parse(&kind.manifest()), Some(kind));
+        assert_eq!(Kind::parse("something else\n"), None);
+    }
+}
