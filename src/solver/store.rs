@@ -533,8 +533,11 @@ pub struct Tables {
     dir: PathBuf,
     kind: Kind,
     shape: Shape,
-    cache: Mutex<HashMap<(u32, u32), Arc<Vec<u8>>>>,
+    cache: Mutex<LayerCache>,
 }
+
+/// Decompressed layers by `(black, white)` progress.
+type LayerCache = HashMap<(u32, u32), Arc<Vec<u8>>>;
 
 impl Tables {
     /// Opens the tables in `dir` (files are read when first probed).

@@ -1,0 +1,311 @@
+//! The layered solver: the published 3 x 3 counts, agreement with the
+//! dense solver on every 4 x 4 position, the independent verifier, resume
+//! to byte-identical files, and damaged or foreign files refused.
+//! Self-contained: no shared test helpers.
+
+use std::collections::{HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dodgem::board::{Color, Position, Rules};
+use dodgem::solver::{
+    self, Dtz, Kind, LayerError, LayeredError, Plan, Tables, compare_with_dense, layer_path,
+    read_layer, solve_layers, verify, write_layer,
+};
+
+/// A fresh directory under the system's temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dodgem-layered-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn plan(dir: &Path, size: usize, rules: Rules, stop: Option<u64>) -> Plan {
+    Plan {
+        kind: Kind {
+            size,
+            rules,
+            max_cars: size as u32 - 1,
+        },
+        dir: dir.to_path_buf(),
+        threads: 2,
+        stop_after_layers: stop,
+    }
+}
+
+fn solve(dir: &Path, size: usize, rules: Rules) {
+    let outcome = solve_layers(&plan(dir, size, rules, None), &mut |_| {}).unwrap();
+    assert!(!outcome.stopped);
+}
+
+/// Win, draw and loss counts of every position reachable from the start
+/// (finished games count as lost for their side to move), walked with the
+/// board's own move generator and probed in the tables.
+fn reachable_counts(tables: &Tables, size: usize) -> (u64, u64, u64) {
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::from([Position::start(size)]);
+    seen.insert(Position::start(size));
+    let (mut wins, mut draws, mut losses) = (0, 0, 0);
+    while let Some(position) = queue.pop_front() {
+        if position.cars(Color::Black) == 0 || position.cars(Color::White) == 0 {
+            losses += 1;
+            continue;
+        }
+        match tables.probe(&position).unwrap().expect("covered") {
+            Dtz::Win(_) => wins += 1,
+            Dtz::Draw => draws += 1,
+            Dtz::Loss(_) => losses += 1,
+        }
+        for &mv in position.legal_moves().as_slice() {
+            let next = position.play(mv);
+            if seen.insert(next) {
+                queue.push_back(next);
+            }
+        }
+    }
+    (wins, draws, losses)
+}
+
+#[test]
+fn three_by_three_matches_the_published_counts() {
+    for (rules, wins, losses) in [(Rules::Textbook, 1_120, 843), (Rules::Classic, 1_123, 840)] {
+        let dir = scratch(&format!("3x3-{}", rules.name()));
+        solve(&dir, 3, rules);
+        let tables = Tables::open(&dir).unwrap();
+        assert_eq!(reachable_counts(&tables, 3), (wins, 0, losses), "{rules:?}");
+        // Black wins from the start, by a3b3 alone.
+        assert!(matches!(
+            tables.probe(&Position::start(3)).unwrap(),
+            Some(Dtz::Win(_))
+        ));
+        let start = Position::start(3);
+        let winning: Vec<String> = start
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .filter(|&&mv| matches!(tables.probe(&start.play(mv)).unwrap(), Some(Dtz::Loss(_))))
+            .map(|&mv| dodgem::notation::format_move(Some(mv)))
+            .collect();
+        assert_eq!(winning, ["a3b3"], "{rules:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn four_by_four_agrees_with_the_dense_solver_and_passes_the_verifier() {
+    for rules in Rules::ALL {
+        let dir = scratch(&format!("4x4-{}", rules.name()));
+        solve(&dir, 4, rules);
+        let dense = solver::solve(4, rules, 2, &|_| {}).unwrap();
+        assert_eq!(
+            compare_with_dense(&dir, &dense),
+            Ok(2 * 276_600),
+            "{rules:?}"
+        );
+        let verified = verify(&dir, 2, &|_, _| {}).unwrap();
+        assert_eq!(verified.mismatches, 0, "{:?}", verified.examples);
+        assert_eq!(verified.positions, 276_600);
+        assert_eq!(verified.layers, 144);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// Rewrites layer `(a, b)` with one position's value changed (and a
+/// valid checksum).
+fn falsify(dir: &Path, kind: Kind, a: u32, b: u32) {
+    let shape = solver::Shape::new(kind.size, kind.max_cars).unwrap();
+    let layer = shape.layer(a, b);
+    let (mut values, tally) = read_layer(dir, kind, &layer).unwrap();
+    // The first real position of the layer.
+    let block = &layer.blocks[0];
+    let slot = (0..block.white_sets)
+        .find(|&wi| shape.black_set(block, 0) & shape.white_set(block, wi) == 0)
+        .map(|wi| block.slot(0, wi))
+        .unwrap();
+    values[slot as usize] = match values[slot as usize] {
+        0 => 1,
+        _ => 0,
+    };
+    write_layer(dir, kind, &layer, &values, tally).unwrap();
+}
+
+#[test]
+fn the_verifier_finds_a_wrong_value_and_a_damaged_file() {
+    let dir = scratch("verify");
+    solve(&dir, 4, Rules::Textbook);
+    let kind = plan(&dir, 4, Rules::Textbook, None).kind;
+    falsify(&dir, kind, 4, 5);
+    let verified = verify(&dir, 2, &|_, _| {}).unwrap();
+    assert!(verified.mismatches >= 1, "a changed value goes unseen");
+    assert!(
+        verified.examples[0].contains("layer 004-005"),
+        "{:?}",
+        verified.examples
+    );
+    // A flipped byte in the payload fails the checksum.
+    let path = layer_path(&dir, 3, 3);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    std::fs::write(&path, &bytes).unwrap();
+    match verify(&dir, 2, &|_, _| {}) {
+        Err(LayeredError::Layer(LayerError::Checksum(p))) => assert_eq!(p, path),
+        other => panic!("expected a checksum error, got {other:?}"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&path).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_stopped_solve_resumes_to_the_same_files() {
+    let whole = scratch("resume-whole");
+    let parts = scratch("resume-parts");
+    solve(&whole, 4, Rules::Classic);
+    let mut layers_seen = 0;
+    for stop in [7, 30] {
+        let outcome =
+            solve_layers(&plan(&parts, 4, Rules::Classic, Some(stop)), &mut |_| {}).unwrap();
+        assert!(outcome.stopped);
+        assert!(outcome.layers_written >= stop);
+        layers_seen += outcome.layers_written;
+    }
+    // A temporary file left by a killed run is cleared away.
+    std::fs::write(parts.join("layer-000-001.tmp"), b"half a file").unwrap();
+    let outcome = solve_layers(&plan(&parts, 4, Rules::Classic, None), &mut |_| {}).unwrap();
+    assert!(!outcome.stopped);
+    assert_eq!(layers_seen + outcome.layers_written, 144);
+    let (a, b) = (files(&whole), files(&parts));
+    assert_eq!(a.len(), 145, "144 layers and the manifest");
+    assert_eq!(
+        a.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        b.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        assert!(x == y, "{name} differs after resuming");
+    }
+    std::fs::remove_dir_all(&whole).unwrap();
+    std::fs::remove_dir_all(&parts).unwrap();
+}
+
+#[test]
+fn damaged_truncated_and_foreign_files_are_refused() {
+    let dir = scratch("refuse");
+    solve(&dir, 3, Rules::Textbook);
+    let kind = plan(&dir, 3, Rules::Textbook, None).kind;
+    let shape = solver::Shape::new(3, 2).unwrap();
+    let layer = shape.layer(1, 2);
+    let path = layer_path(&dir, 1, 2);
+    let good = std::fs::read(&path).unwrap();
+    // Truncated.
+    std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+    assert!(matches!(
+        read_layer(&dir, kind, &layer),
+        Err(LayerError::Truncated(_))
+    ));
+    // Not a layer file at all.
+    std::fs::write(&path, b"hello").unwrap();
+    assert!(matches!(
+        read_layer(&dir, kind, &layer),
+        Err(LayerError::NotALayerFile(_))
+    ));
+    // Another layer's file under this name.
+    std::fs::copy(layer_path(&dir, 2, 1), &path).unwrap();
+    let error = read_layer(&dir, kind, &layer).unwrap_err();
+    assert!(matches!(error, LayerError::Foreign(..)), "{error}");
+    assert!(error.to_string().contains("not layer 001-002"), "{error}");
+    // Another rule's file.
+    let other = scratch("refuse-classic");
+    solve(&other, 3, Rules::Classic);
+    std::fs::copy(layer_path(&other, 1, 2), &path).unwrap();
+    let error = read_layer(&dir, kind, &layer).unwrap_err();
+    assert!(error.to_string().contains("classic"), "{error}");
+    // Another format version.
+    let mut versioned = good.clone();
+    versioned[8] = 9;
+    std::fs::write(&path, &versioned).unwrap();
+    assert!(matches!(
+        read_layer(&dir, kind, &layer),
+        Err(LayerError::Version(_, 9))
+    ));
+    // Good again.
+    std::fs::write(&path, &good).unwrap();
+    assert!(read_layer(&dir, kind, &layer).is_ok());
+    // Resuming into a directory of another rule is refused.
+    let error = solve_layers(&plan(&dir, 3, Rules::Classic, None), &mut |_| {}).unwrap_err();
+    assert!(error.to_string().contains("holds 3x3 textbook"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&other).unwrap();
+}
+
+fn dodgem(args: &[&str]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_dodgem"))
+        .args(args)
+        .output()
+        .expect("the dodgem binary runs");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text)
+}
+
+#[test]
+fn the_solve_command_stops_resumes_checks_and_verifies() {
+    let dir = scratch("cli");
+    let out = dir.to_str().unwrap();
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--size",
+        "4",
+        "--out",
+        out,
+        "--stop-after-layers",
+        "10",
+        "--quiet",
+    ]);
+    assert!(ok, "{text}");
+    assert!(text.contains("run the same command to continue"), "{text}");
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--size",
+        "4",
+        "--out",
+        out,
+        "--check-dense",
+        "--quiet",
+    ]);
+    assert!(ok, "{text}");
+    for expected in [
+        "positions per side to move: 276,600",
+        "start (Black to move): draw",
+        "agrees with the dense solver on all 553,200 positions",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing from\n{text}");
+    }
+    let (ok, text) = dodgem(&["solve", "--verify", out, "--quiet"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("all 276,600 positions in 144 layers agree"),
+        "{text}"
+    );
+    // No size, or no place for the files: refused with a message.
+    let (ok, text) = dodgem(&["solve"]);
+    assert!(!ok);
+    assert!(text.contains("--size"), "{text}");
+    let (ok, text) = dodgem(&["solve", "--size", "6", "--quiet"]);
+    assert!(!ok);
+    assert!(text.contains("needs --out"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
