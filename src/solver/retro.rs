@@ -48,6 +48,11 @@ pub const MAX_DTZ: u32 = (LOSS - WIN - 1) as u32;
 /// Slots per unit of work handed to a thread.
 const UNIT: u64 = 1 << 16;
 
+/// Fewest rows in a unit: units are walked column by column, and the
+/// moves of a column's positions meet in one row of the layers they
+/// reach, which stays in cache while the unit's rows go by.
+const TILE_ROWS: u64 = 128;
+
 /// A level is listed (8 bytes a position) rather than scanned for while
 /// it holds at most one slot in this many.
 const LIST_RATIO: u64 = 16;
@@ -101,11 +106,13 @@ pub fn solve_pair(
         let side = &sides[i];
         let block = &side.layer.blocks[block];
         let whites = shape.white_sets(block);
+        let blacks = shape.black_sets(block);
         let mut in_one = 0;
-        for bi in rows.clone() {
-            let black = shape.black_set(block, bi);
-            let row = block.slot(bi, 0) as usize;
-            for (wi, &white) in whites.iter().enumerate() {
+        // Column by column, so that the rows of the layer ahead that the
+        // forward moves read stay in cache across the unit's rows.
+        for (wi, &white) in whites.iter().enumerate() {
+            for bi in rows.clone() {
+                let black = blacks[bi as usize];
                 let state = if black & white != 0 {
                     NO_POSITION
                 } else {
@@ -122,7 +129,7 @@ pub fn solve_pair(
                     )
                 };
                 in_one += u64::from(state == WIN + 1 || state == LOSS + 1);
-                states[i][row + wi].store(state, Ordering::Relaxed);
+                states[i][block.slot(bi, wi as u64) as usize].store(state, Ordering::Relaxed);
             }
         }
         out.push(in_one);
@@ -168,14 +175,14 @@ pub fn solve_pair(
                 let block = &sides[i].layer.blocks[block];
                 let mut found = Found::default();
                 start_unit(&mut found);
-                for bi in rows.clone() {
-                    let row = block.slot(bi, 0) as usize;
-                    let slots = &states[i][row..row + block.white_sets as usize];
-                    for (wi, slot) in slots.iter().enumerate() {
-                        let state = slot.load(Ordering::Relaxed);
+                // Column by column: the parents of one column's positions
+                // share their row in the partner layer.
+                for wi in 0..block.white_sets {
+                    for bi in rows.clone() {
+                        let state = states[i][block.slot(bi, wi) as usize].load(Ordering::Relaxed);
                         let child_won = state == WIN + level;
                         if child_won || state == LOSS + level {
-                            decide(i, block, bi, wi as u64, child_won, &mut found);
+                            decide(i, block, bi, wi, child_won, &mut found);
                         }
                     }
                 }
@@ -334,7 +341,7 @@ fn units(sides: &[Side]) -> Vec<(usize, usize, Range<u64>)> {
     let mut units = Vec::new();
     for (i, side) in sides.iter().enumerate() {
         for (b, block) in side.layer.blocks.iter().enumerate() {
-            let step = (UNIT / block.white_sets.max(1)).max(1);
+            let step = (UNIT / block.white_sets.max(1)).max(TILE_ROWS);
             let mut first = 0;
             while first < block.black_sets {
                 let last = (first + step).min(block.black_sets);
