@@ -309,3 +309,52 @@ fn the_solve_command_stops_resumes_checks_and_verifies() {
     assert!(text.contains("needs --out"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn endgame_tables_match_the_whole_board() {
+    // Positions with at most two cars a side form a closed game: their
+    // tables must give exactly what the whole board's tables give.
+    let whole = scratch("endgame-whole");
+    let part = scratch("endgame-part");
+    solve(&whole, 4, Rules::Textbook);
+    let mut small = plan(&part, 4, Rules::Textbook, None);
+    small.kind.max_cars = 2;
+    solve_layers(&small, &mut |_| {}).unwrap();
+    let all = solver::Shape::new(4, 3).unwrap();
+    let some = solver::Shape::new(4, 2).unwrap();
+    let whole_kind = plan(&whole, 4, Rules::Textbook, None).kind;
+    let mut compared = 0;
+    for a in some.min_progress()..=some.max_progress() {
+        for b in some.min_progress()..=some.max_progress() {
+            let layer = some.layer(a, b);
+            let (values, _) = read_layer(&part, small.kind, &layer).unwrap();
+            let (reference, _) = read_layer(&whole, whole_kind, &all.layer(a, b)).unwrap();
+            for block in &layer.blocks {
+                for bi in 0..block.black_sets {
+                    for wi in 0..block.white_sets {
+                        let (black, white) = (some.black_set(block, bi), some.white_set(block, wi));
+                        if black & white != 0 {
+                            continue;
+                        }
+                        let (_, _, slot) = all.locate_masks(black, white).unwrap();
+                        assert_eq!(
+                            values[block.slot(bi, wi) as usize],
+                            reference[slot as usize],
+                            "layer {a}-{b}, black {black:#x}, white {white:#x}"
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+    }
+    // Every position with one or two cars a side on the 16 squares.
+    let choose = |n: u64, k: u64| (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1));
+    let expected: u64 = (1..=2)
+        .flat_map(|k| (1..=2).map(move |m| (k, m)))
+        .map(|(k, m)| choose(16, k) * choose(16 - k, m))
+        .sum();
+    assert_eq!(compared, expected);
+    std::fs::remove_dir_all(&whole).unwrap();
+    std::fs::remove_dir_all(&part).unwrap();
+}

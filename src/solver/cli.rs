@@ -151,6 +151,7 @@ fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn s
     let mut solving_seconds = 0.0;
     let mut disk = 0u64;
     let mut first_solved = true;
+    let mut first_line = true;
     let mut on_pair = |pair: &PairDone| {
         disk += pair.bytes;
         bar.inc(pair.slots);
@@ -177,10 +178,20 @@ fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn s
             resident_memory().unwrap_or_default(),
             mib(disk)
         ));
-        if !quiet {
+        if !quiet && !pair.resumed {
+            if first_line && pair.done > 1 {
+                bar.suspend(|| {
+                    eprintln!(
+                        "resuming: {} of {} layer pairs already in {}",
+                        pair.done - 1,
+                        pair.pairs,
+                        plan.dir.display()
+                    );
+                });
+            }
+            first_line = false;
             let line = format!(
-                "{} pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s ({:.2e} slots/s), files {} | elapsed {:.0} s, rss {}, disk {}",
-                if pair.resumed { "found" } else { "solved" },
+                "solved pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s ({:.2e} slots/s), files {} | elapsed {:.0} s, rss {}, disk {}",
                 pair.done,
                 pair.pairs,
                 names.join(" "),

@@ -32,7 +32,7 @@ impl fmt::Display for LayeredError {
         match self {
             LayeredError::Shape(kind) => write!(
                 f,
-                "no layered tables for size {} with at most {} cars a side (sizes 3..8, cars 1..size-1)",
+                "no layered tables for size {} with at most {} cars a side (sizes 3 to 8 and 1 to size-1 cars, at most 5 on 7 x 7 and 8 x 8: choose fewer with --max-cars)",
                 kind.size, kind.max_cars
             ),
             LayeredError::Layer(e) => e.fmt(f),
@@ -117,8 +117,23 @@ fn pair_layers(shape: &Shape) -> Vec<Vec<Layer>> {
         .collect()
 }
 
+/// Most sets of cars of one count the index lists (8 x 8 with 5 cars
+/// a side is 7.6 million; 6 cars, 75 million, would be out of reach to
+/// solve anyway).
+const MAX_SETS: u64 = 10_000_000;
+
 /// The shape a kind of tables has.
+///
+/// # Errors
+/// A size or car limit without tables, or one too large to solve.
 pub fn shape_of(kind: Kind) -> Result<Shape, LayeredError> {
+    let squares = (kind.size * kind.size) as u64;
+    let sets = (0..u64::from(kind.max_cars)).fold(1u64, |acc, i| {
+        acc.saturating_mul(squares.saturating_sub(i)) / (i + 1)
+    });
+    if sets > MAX_SETS {
+        return Err(LayeredError::Shape(kind));
+    }
     Shape::new(kind.size, kind.max_cars).ok_or(LayeredError::Shape(kind))
 }
 
