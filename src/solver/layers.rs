@@ -430,48 +430,37 @@ impl Shape {
         moves
     }
 
-    /// Calls `visit` with the slot, in the partner layer `(b, a)`, of every
-    /// position from which a sideways move of Black leads to the position
-    /// with black set `black_index` and white set `white_index` of `block`
-    /// (in layer `(a, b)`).
-    pub fn sideways_parents(
-        &self,
-        block: &Block,
-        black_index: u64,
-        white_index: u64,
-        partner: &Layer,
-        mut visit: impl FnMut(u64),
-    ) {
-        let n = self.size;
-        // The parent is (B, T(black)) with B' = T(white) after the move.
+    /// The [`Mover`] for the positions of `block`, whose partner layer is
+    /// `partner` and whose layer ahead is `ahead`.
+    pub fn mover<'a>(&'a self, block: &Block, ahead: Option<&'a Layer>) -> Mover<'a> {
+        let (k, sum) = (block.black_cars as usize, block.black_sum as usize);
+        let ahead_of = |cars: u32| ahead.and_then(|layer| layer.block(block.white_cars, cars));
+        Mover {
+            size: self.size,
+            full: self.full,
+            last_file: self.last_file,
+            last_rank: self.last_rank,
+            cars: k,
+            forward: &self.forward[k][sum],
+            ahead: ahead_of(block.black_cars),
+            ahead_exit: ahead_of(block.black_cars - 1),
+        }
+    }
+
+    /// The [`Parents`] of the positions of `block`, in `partner`.
+    pub fn parents<'a>(&'a self, block: &Block, partner: &'a Layer) -> Parents<'a> {
         let (k, sum) = (block.white_cars as usize, block.white_sum as usize);
-        let moved = self.sets[k][sum][white_index as usize];
-        let neighbours = &self.sideways[k][sum][2 * k * white_index as usize..];
-        let parent_white = self.transposed[block.black_cars as usize][block.black_sum as usize]
-            [black_index as usize];
-        let empty = self.full & !(moved | parent_white);
-        let parent_block = partner
-            .block(block.white_cars, block.black_cars)
-            .expect("the partner layer has the mirrored block");
-        let mut rest = moved;
-        let mut j = 0;
-        while rest != 0 {
-            let car = rest & rest.wrapping_neg();
-            rest &= rest - 1;
-            // A car that drove south came from the north, and vice versa:
-            // the parent's set is the moved set with this car one step
-            // north or south.
-            let north = if car & self.last_rank == 0 {
-                car << n
-            } else {
-                0
-            };
-            for (d, from) in [north, car >> n].into_iter().enumerate() {
-                if from & empty != 0 {
-                    visit(parent_block.slot(u64::from(neighbours[2 * j + d]), black_index));
-                }
-            }
-            j += 1;
+        Parents {
+            size: self.size,
+            full: self.full,
+            last_rank: self.last_rank,
+            cars: k,
+            moved: &self.sets[k][sum],
+            neighbours: &self.sideways[k][sum],
+            parent_whites: &self.transposed[block.black_cars as usize][block.black_sum as usize],
+            parent_block: partner
+                .block(block.white_cars, block.black_cars)
+                .expect("the partner layer has the mirrored block"),
         }
     }
 
@@ -522,6 +511,121 @@ impl Shape {
         let block = layer.block(k, m)?;
         let slot = block.slot(self.rank(black), self.rank(transpose(white, self.size)));
         Some((a, b, slot))
+    }
+}
+
+/// Black's moves from the positions of one block, with the lists and the
+/// blocks they lead to looked up once: the solver's inner loops.
+pub struct Mover<'a> {
+    size: u32,
+    full: u64,
+    last_file: u64,
+    last_rank: u64,
+    cars: usize,
+    /// `forward` entries of the block's black list.
+    forward: &'a [u32],
+    /// Where a forward move and an exit (of a car not the last) lead.
+    ahead: Option<&'a Block>,
+    ahead_exit: Option<&'a Block>,
+}
+
+impl Mover<'_> {
+    /// Number of sideways moves from `(black, white)`.
+    pub fn sideways(&self, black: u64, white: u64) -> u32 {
+        let empty = self.full & !(black | white);
+        let north = ((black & !self.last_rank) << self.size) & empty;
+        let south = (black >> self.size) & empty;
+        north.count_ones() + south.count_ones()
+    }
+
+    /// Calls `visit` with the slot in the layer ahead of each forward move
+    /// or exit from the position with black set `black_index` (mask
+    /// `black`) and white set `white_index` (mask `white`); returns the
+    /// number of such moves, and whether one takes Black's last car off.
+    pub fn forward(
+        &self,
+        black_index: u64,
+        black: u64,
+        white: u64,
+        white_index: u64,
+        mut visit: impl FnMut(u64),
+    ) -> (u32, bool) {
+        let empty = self.full & !(black | white);
+        let exits = black & self.last_file;
+        let east = ((black & !self.last_file) << 1) & empty;
+        if self.cars == 1 && exits != 0 {
+            return (1, true);
+        }
+        let moving = exits | east >> 1;
+        let forward = &self.forward[black_index as usize * self.cars..];
+        let mut rest = black;
+        let mut j = 0;
+        let mut moves = 0;
+        while rest != 0 {
+            let car = rest & rest.wrapping_neg();
+            rest &= rest - 1;
+            if car & moving != 0 {
+                moves += 1;
+                let block = if car & exits != 0 {
+                    self.ahead_exit
+                } else {
+                    self.ahead
+                }
+                .expect("a forward move reaches the layer ahead");
+                visit(block.slot(white_index, u64::from(forward[j])));
+            }
+            j += 1;
+        }
+        (moves, false)
+    }
+}
+
+/// The sideways parents of the positions of one block, with the lists and
+/// the partner block looked up once: the retreat's inner loop.
+pub struct Parents<'a> {
+    size: u32,
+    full: u64,
+    last_rank: u64,
+    cars: usize,
+    /// The block's white list mirrored: the parents' moved black sets.
+    moved: &'a [u64],
+    /// `sideways` entries of that list.
+    neighbours: &'a [u32],
+    /// The block's black list mirrored: the parents' white sets.
+    parent_whites: &'a [u64],
+    parent_block: &'a Block,
+}
+
+impl Parents<'_> {
+    /// Calls `visit` with the slot, in the partner layer, of every
+    /// position from which a sideways move of Black leads to the position
+    /// with black set `black_index` and white set `white_index`.
+    pub fn visit(&self, black_index: u64, white_index: u64, mut visit: impl FnMut(u64)) {
+        let moved = self.moved[white_index as usize];
+        let empty = self.full & !(moved | self.parent_whites[black_index as usize]);
+        let neighbours = &self.neighbours[2 * self.cars * white_index as usize..];
+        let mut rest = moved;
+        let mut j = 0;
+        while rest != 0 {
+            let car = rest & rest.wrapping_neg();
+            rest &= rest - 1;
+            // The parent's set is the moved set with this car one step
+            // north (it drove south) or south (it drove north).
+            let north = ((car & !self.last_rank) << self.size) & empty;
+            if north != 0 {
+                visit(
+                    self.parent_block
+                        .slot(u64::from(neighbours[2 * j]), black_index),
+                );
+            }
+            if (car >> self.size) & empty != 0 {
+                visit(
+                    self.parent_block
+                        .slot(u64::from(neighbours[2 * j + 1]), black_index),
+                );
+            }
+            j += 1;
+        }
     }
 }
 

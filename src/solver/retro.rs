@@ -28,7 +28,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
-use super::layers::{Block, Child, Layer, Shape};
+use super::layers::{Layer, Mover, Parents, Shape};
 use super::store::{Dtz, Tally, Wdl, WdlBits, encode};
 use super::{SolveError, parallel};
 use crate::board::Rules;
@@ -100,6 +100,7 @@ pub fn solve_pair(
         .collect();
     let partner = |i: usize| sides.len() - 1 - i;
     let units = units(sides);
+    let started = std::time::Instant::now();
     // Seed: each thread returns how many slots it decided in 1.
     let decided_in_one: u64 = parallel(threads, units.len(), |unit, out| {
         let (i, block, ref rows) = units[unit];
@@ -107,6 +108,8 @@ pub fn solve_pair(
         let block = &side.layer.blocks[block];
         let whites = shape.white_sets(block);
         let blacks = shape.black_sets(block);
+        let mover = shape.mover(block, side.ahead.map(|(layer, _)| layer));
+        let values = side.ahead.map(|(_, values)| values);
         let mut in_one = 0;
         // Column by column, so that the rows of the layer ahead that the
         // forward moves read stay in cache across the unit's rows.
@@ -116,17 +119,7 @@ pub fn solve_pair(
                 let state = if black & white != 0 {
                     NO_POSITION
                 } else {
-                    seed(
-                        shape,
-                        rules,
-                        side,
-                        sides[partner(i)].layer,
-                        block,
-                        bi,
-                        black,
-                        white,
-                        wi,
-                    )
+                    seed(rules, &mover, values, bi, black, white, wi as u64)
                 };
                 in_one += u64::from(state == WIN + 1 || state == LOSS + 1);
                 states[i][block.slot(bi, wi as u64) as usize].store(state, Ordering::Relaxed);
@@ -139,19 +132,23 @@ pub fn solve_pair(
     // Levels 0 and 1 (much of them from the seed) are found by scanning
     // every slot; later levels by the list the level before made, unless
     // it grew past `cap` entries.
+    log::debug!("seed: {:.1} s", started.elapsed().as_secs_f64());
     let cap = sides.iter().map(|s| s.layer.slots).sum::<u64>() / LIST_RATIO;
     let mut frontier: Option<Vec<Vec<u64>>> = None;
     let mut level = 0;
     loop {
+        let level_started = std::time::Instant::now();
+        let scanned = frontier.is_none();
         let listed = AtomicU64::new(0);
         // Each parent a child decides is pushed as `side << 63 | slot`,
         // until the level's lists hold `cap` entries.
+        let exclusive = frontier.is_none();
         let decide =
-            |i: usize, block: &Block, bi: u64, wi: u64, child_won: bool, out: &mut Found| {
+            |i: usize, parents_of: &Parents, bi: u64, wi: u64, child_won: bool, out: &mut Found| {
                 let parents = &states[partner(i)];
                 let partner_bit = (partner(i) as u64) << 63;
-                shape.sideways_parents(block, bi, wi, sides[partner(i)].layer, |parent| {
-                    if settle(&parents[parent as usize], child_won, level) {
+                parents_of.visit(bi, wi, |parent| {
+                    if settle(&parents[parent as usize], child_won, level, exclusive) {
                         out.count += 1;
                         if out.listing {
                             out.list.push(partner_bit | parent);
@@ -173,6 +170,7 @@ pub fn solve_pair(
             None => parallel(threads, units.len(), |unit, out| {
                 let (i, block, ref rows) = units[unit];
                 let block = &sides[i].layer.blocks[block];
+                let parents_of = shape.parents(block, sides[partner(i)].layer);
                 let mut found = Found::default();
                 start_unit(&mut found);
                 // Column by column: the parents of one column's positions
@@ -182,7 +180,7 @@ pub fn solve_pair(
                         let state = states[i][block.slot(bi, wi) as usize].load(Ordering::Relaxed);
                         let child_won = state == WIN + level;
                         if child_won || state == LOSS + level {
-                            decide(i, block, bi, wi, child_won, &mut found);
+                            decide(i, &parents_of, bi, wi, child_won, &mut found);
                         }
                     }
                 }
@@ -207,7 +205,7 @@ pub fn solve_pair(
                             states[i][slot as usize].load(Ordering::Relaxed) == WIN + level;
                         decide(
                             i,
-                            block,
+                            &shape.parents(block, sides[partner(i)].layer),
                             within / block.white_sets,
                             within % block.white_sets,
                             child_won,
@@ -223,6 +221,11 @@ pub fn solve_pair(
             + if level == 0 { decided_in_one } else { 0 };
         frontier = (level >= 1 && listed.load(Ordering::Relaxed) <= cap)
             .then(|| found.into_iter().map(|f| f.list).collect());
+        log::debug!(
+            "level {level} ({}): {count} decided in {:.2} s",
+            if scanned { "scan" } else { "list" },
+            level_started.elapsed().as_secs_f64()
+        );
         if count == 0 {
             break;
         }
@@ -235,50 +238,33 @@ pub fn solve_pair(
 }
 
 /// The starting state of the position `(black, white)`, black set `bi`
-/// and white set `wi` of `block`, in `side`.
-#[allow(clippy::too_many_arguments)]
+/// and white set `wi` of the block `mover` moves from; `ahead` holds the
+/// values of the layer its forward moves reach.
 fn seed(
-    shape: &Shape,
     rules: Rules,
-    side: &Side,
-    partner: &Layer,
-    block: &Block,
+    mover: &Mover,
+    ahead: Option<&WdlBits>,
     bi: u64,
     black: u64,
     white: u64,
-    wi: usize,
+    wi: u64,
 ) -> u8 {
-    let mut count = 0;
+    let count = mover.sideways(black, white) as u8;
     let mut escape = false;
     let mut wins = false;
-    let ahead = side.ahead.map(|(layer, _)| layer);
-    let moves = shape.children(
-        block,
-        bi,
-        black,
-        white,
-        wi as u64,
-        partner,
-        ahead,
-        |child| match child {
-            Child::Sideways(_) => count += 1,
-            Child::Forward(slot) => {
-                let (_, values) = side.ahead.expect("a forward move has a layer ahead");
-                match values.get(slot) {
-                    Wdl::Loss => wins = true,
-                    Wdl::Draw => escape = true,
-                    Wdl::Win => {}
-                }
-            }
-            Child::Finish => wins = true,
-        },
-    );
-    if moves == 0 {
+    let (forward, finishes) = mover.forward(bi, black, white, wi, |slot| {
+        match ahead.expect("a forward move has a layer ahead").get(slot) {
+            Wdl::Loss => wins = true,
+            Wdl::Draw => escape = true,
+            Wdl::Win => {}
+        }
+    });
+    if count == 0 && forward == 0 {
         match rules {
             Rules::Textbook => LOSS,
             Rules::Classic => WIN,
         }
-    } else if wins {
+    } else if wins || finishes {
         WIN + 1
     } else if count == 0 && !escape {
         LOSS + 1
@@ -287,24 +273,37 @@ fn seed(
     }
 }
 
-/// Tells an undecided parent that a child decided at `level` is won
-/// (`child_won`) or lost for its side to move; returns whether that
-/// decides the parent.
-fn settle(slot: &AtomicU8, child_won: bool, level: u8) -> bool {
+/// The new state of an undecided parent (`state`) told that a child
+/// decided at `level` is won (`child_won`) or lost for its side to move.
+fn settled(state: u8, child_won: bool, level: u8) -> u8 {
+    if !child_won {
+        WIN + level + 1
+    } else if state == 1 {
+        LOSS + level + 1
+    } else {
+        // Down to zero with an escape: the parent stays undecided (a
+        // draw) unless a lost child turns up.
+        state - 1
+    }
+}
+
+/// Tells a parent about a child decided at `level`; returns whether that
+/// decides the parent. `exclusive`: no other thread writes this slot
+/// meanwhile, so a plain load and store do (a level found by scanning:
+/// each unit owns the rows of its children, and the parents of a row are
+/// one column of the partner block that no other row reaches); otherwise
+/// compare-and-swap.
+fn settle(slot: &AtomicU8, child_won: bool, level: u8, exclusive: bool) -> bool {
     let mut state = slot.load(Ordering::Relaxed);
     loop {
         if state >= NO_POSITION {
             return false;
         }
-        let new = if !child_won {
-            WIN + level + 1
-        } else if state == 1 {
-            LOSS + level + 1
-        } else {
-            // Down to zero with an escape: the parent stays undecided
-            // (a draw) unless a lost child turns up.
-            state - 1
-        };
+        let new = settled(state, child_won, level);
+        if exclusive {
+            slot.store(new, Ordering::Relaxed);
+            return new > NO_POSITION;
+        }
         match slot.compare_exchange_weak(state, new, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return new > NO_POSITION,
             Err(actual) => state = actual,
