@@ -19,6 +19,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::bench::{self, BenchReport};
 use crate::board::{Color, Move, Outcome, Position, Rules, square};
 use crate::eval::{self, Evaluation};
+use crate::game::Game;
 use crate::notation::{
     format_move, format_moves_sorted, format_position, parse_move, parse_position,
 };
@@ -110,50 +111,6 @@ fn read_bounded_line(input: &mut impl BufRead) -> io::Result<Option<Input>> {
     }
     let text = String::from_utf8_lossy(&line);
     Ok(Some(Input::Line(text.trim_end_matches('\r').to_string())))
-}
-
-/// The game being analysed: where it started and the moves since.
-#[derive(Clone)]
-struct Game {
-    position: Position,
-    /// Keys of the positions since the last irreversible move, the
-    /// current one last (only these can repeat).
-    keys: Vec<u64>,
-}
-
-impl Game {
-    fn new(start: Position) -> Game {
-        Game {
-            position: start,
-            keys: vec![start.key()],
-        }
-    }
-
-    fn play(&mut self, mv: Move) {
-        let mover = self.position.side_to_move();
-        self.position = self.position.play(mv);
-        if mv.is_irreversible(mover) {
-            self.keys.clear();
-        }
-        self.keys.push(self.position.key());
-    }
-
-    /// How often the current position has occurred (1 = first time).
-    fn occurrences(&self) -> usize {
-        let current = self.position.key();
-        self.keys.iter().filter(|&&k| k == current).count()
-    }
-
-    fn outcome(&self, rules: Rules) -> Option<Outcome> {
-        self.position
-            .outcome(rules)
-            .or_else(|| (self.occurrences() >= 3).then_some(Outcome::DrawByRepetition))
-    }
-
-    /// Keys before the current position, for the search's repetition check.
-    fn history(&self) -> Vec<u64> {
-        self.keys[..self.keys.len() - 1].to_vec()
-    }
 }
 
 /// What the search thread is busy with.
@@ -397,7 +354,7 @@ impl<W: Write> Engine<W> {
                     quote(text)
                 ));
             }
-            match parse_move(text, &game.position) {
+            match parse_move(text, game.position()) {
                 Ok(mv) => game.play(mv),
                 Err(error) => {
                     return self.error(&format!(
@@ -415,7 +372,7 @@ impl<W: Write> Engine<W> {
         if let Some(reason) = self.busy() {
             return self.error(&format!("go ignored: {reason}"));
         }
-        let position = self.game.position;
+        let position = *self.game.position();
         let mut searchmoves = Vec::new();
         for text in &go.searchmoves {
             match parse_move(text, &position) {
@@ -499,7 +456,7 @@ impl<W: Write> Engine<W> {
         self.shared.signals.stop.store(false, Ordering::SeqCst);
         self.task = Some(Task::Perft);
         self.search.send(Job::Perft {
-            position: self.game.position,
+            position: *self.game.position(),
             depth,
         });
         Ok(())
@@ -664,7 +621,7 @@ impl<W: Write> Engine<W> {
     }
 
     fn display(&mut self) -> io::Result<()> {
-        let position = self.game.position;
+        let position = *self.game.position();
         let size = position.size();
         let border = format!("   +{}", "---+".repeat(size));
         self.say(&border)?;
@@ -710,7 +667,7 @@ impl<W: Write> Engine<W> {
     /// the side to move, in one line. Tables are consulted whatever the
     /// `Tablebase` option says (it governs play only).
     fn solve(&mut self) -> io::Result<()> {
-        let position = self.game.position;
+        let position = *self.game.position();
         let side = position.side_to_move();
         let rules = self.options.rules;
         let answer = match self.game.outcome(rules) {
@@ -734,7 +691,7 @@ impl<W: Write> Engine<W> {
     }
 
     fn eval(&mut self) -> io::Result<()> {
-        let position = self.game.position;
+        let position = *self.game.position();
         let kind = self.options.evaluation;
         self.say(&format!(
             "Evaluation: {} (from White's point of view: positive is good for White)",

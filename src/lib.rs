@@ -21,6 +21,7 @@ pub mod board;
 pub mod client;
 pub mod engine;
 pub mod eval;
+pub mod game;
 pub mod gui;
 pub mod notation;
 pub mod options;

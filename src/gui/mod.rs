@@ -7,12 +7,11 @@
 //! protocol. The engine command is fixed when the server starts: nothing
 //! the page sends can run another program.
 //!
-//! - [`game`]: the game, judged by the library's rules.
-//! - [`session`]: the controller tying the game to the engine, which runs
+//! - [`session`]: the controller tying the game ([`crate::game::Game`])
+//!   to the engine, which runs
 //!   as a [`crate::client::EngineProcess`].
 //! - [`server`]: the HTTP routes.
 
-pub mod game;
 pub mod server;
 pub mod session;
 

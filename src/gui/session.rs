@@ -22,12 +22,12 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use super::game::{Game, PlayError};
 use crate::board::{Color, MAX_SIZE, MIN_SIZE, Outcome, Position, Rules, WinReason};
 use crate::client::{
     self, EngineCommand, EngineProcess, Info, OptionSpec, Score, Stderr, parse_option_line,
     setoption_line,
 };
+use crate::game::{Game, PlayError};
 use crate::notation;
 
 /// How long the engine gets to answer `uci` with `uciok`.
@@ -154,6 +154,8 @@ pub struct Session {
     /// The last `info string` the engine printed.
     engine_message: Option<String>,
     game: Game,
+    /// The rules the game is judged by (and the engine is told).
+    rules: Rules,
     engine_side: EngineSide,
     movetime: u64,
     /// The engine needs `setoption`/`ucinewgame`/`isready` before it next
@@ -188,7 +190,8 @@ impl Session {
                 link: Link::Idle,
                 engine_name: None,
                 engine_message: None,
-                game: Game::new(Position::start(MIN_SIZE), Rules::default()),
+                game: Game::new(Position::start(MIN_SIZE)),
+                rules: Rules::default(),
                 engine_side: EngineSide::White,
                 movetime: DEFAULT_MOVETIME,
                 needs_new_game: true,
@@ -263,7 +266,7 @@ impl Session {
 
     /// Whether the engine is to move in the current game.
     fn engine_to_move(&self) -> bool {
-        self.game.outcome().is_none() && self.engine_side.plays(self.game.position().side_to_move())
+        self.game.outcome(self.rules).is_none() && self.engine_side.plays(self.game.position().side_to_move())
     }
 
     /// Sends the engine what it needs next, if it is free: the new game's
@@ -277,7 +280,7 @@ impl Session {
             self.needs_new_game = false;
             self.send(&format!(
                 "setoption name Rules value {}",
-                self.game.rules().name()
+                self.rules.name()
             ));
             self.send("ucinewgame");
             self.send("isready");
@@ -414,7 +417,7 @@ impl Session {
             return;
         }
         let text = client::parse_bestmove(line).unwrap_or("");
-        if let Err(error) = self.game.play(text) {
+        if let Err(error) = self.game.play_text(text, self.rules) {
             let shown = if text.is_empty() { "nothing" } else { text };
             self.fault(format!(
                 "the engine answered `bestmove {shown}` in {}: {error}",
@@ -463,12 +466,13 @@ impl Session {
             )));
         }
         let rules = match &request.rules {
-            None => self.game.rules(),
+            None => self.rules,
             Some(name) => parse_rules(name)?,
         };
         let movetime = check_movetime(request.movetime.unwrap_or(self.movetime))?;
         self.interrupt();
-        self.game = Game::new(Position::start(size), rules);
+        self.game = Game::new(Position::start(size));
+        self.rules = rules;
         self.engine_side = request.engine.unwrap_or(self.engine_side);
         self.movetime = movetime;
         self.new_game_started();
@@ -483,11 +487,12 @@ impl Session {
         let start = notation::parse_position(text)
             .map_err(|error| ApiError::bad_request(format!("bad position string: {error}")))?;
         let rules = match rules {
-            None => self.game.rules(),
+            None => self.rules,
             Some(name) => parse_rules(name)?,
         };
         self.interrupt();
-        self.game = Game::new(start, rules);
+        self.game = Game::new(start);
+        self.rules = rules;
         self.new_game_started();
         Ok(())
     }
@@ -529,7 +534,7 @@ impl Session {
                 self.game.position().side_to_move().name()
             )));
         }
-        self.game.play(text).map_err(|error| match error {
+        self.game.play_text(text, self.rules).map_err(|error| match error {
             PlayError::GameOver(_) => ApiError::conflict(error.to_string()),
             PlayError::Move(_) => ApiError::bad_request(error.to_string()),
         })?;
@@ -577,7 +582,7 @@ impl Session {
     pub fn state(&self) -> State {
         let game = &self.game;
         let position = game.position();
-        let outcome = game.outcome();
+        let outcome = game.outcome(self.rules);
         let turn = match outcome {
             Some(_) => "over",
             None if self.engine_to_move() => "engine",
@@ -593,7 +598,7 @@ impl Session {
         State {
             version: self.version,
             size: position.size(),
-            rules: game.rules().name(),
+            rules: self.rules.name(),
             engine_side: self.engine_side,
             movetime: self.movetime,
             start: notation::format_position(game.start()),
@@ -608,7 +613,7 @@ impl Session {
                 .iter()
                 .map(|&mv| notation::format_move(Some(mv)))
                 .collect(),
-            legal_moves: game.legal_moves(),
+            legal_moves: game.legal_moves(self.rules),
             turn,
             result: outcome.map(GameResult::new),
             engine: EngineState {

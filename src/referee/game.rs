@@ -1,7 +1,7 @@
 //! One game between two engine processes, refereed move by move.
 //!
 //! The referee owns the rules: it detects the end of the game itself
-//! (with [`Position::outcome`] and its own repetition count), checks every
+//! (with the library's [`Game`]), checks every
 //! move, runs the clocks, and turns every fault of an engine (a stall, an
 //! exit, an illegal or unreadable move, a fallen flag) into a loss for it.
 
@@ -12,7 +12,8 @@ use serde::Serialize;
 
 use crate::board::{Color, Outcome, Position, Rules, WinReason};
 use crate::client::{self, EngineCommand, EngineProcess, Recv, Score, Stderr, Written};
-use crate::notation::{format_position, parse_move};
+use crate::game::Game;
+use crate::notation::parse_move;
 
 use super::adjudication::Adjudicator;
 use super::clock::{Flag, Limits};
@@ -272,20 +273,16 @@ fn run(
             Err(fault) => return fault_ending(players, color, fault),
         }
     }
-    let start_text = format_position(&start);
-    let mut position = start;
-    // Positions since the last irreversible move: only these can repeat.
-    let mut since_irreversible = vec![start.key()];
+    let mut game = Game::new(start);
     let mut clock = settings.limits.clock();
     if let Some(clock) = &mut clock {
         clock.set_side(start.side_to_move());
     }
-    let mut played: Vec<String> = Vec::new();
     loop {
-        if let Some(ending) = game_over(settings, &position, &since_irreversible, played.len()) {
+        if let Some(ending) = game_over(settings, &game) {
             return ending;
         }
-        let side = position.side_to_move();
+        let side = game.position().side_to_move();
         let engine = &mut engines[side.index()];
         if !engine.drain() {
             let how = engine.exit_description();
@@ -296,12 +293,7 @@ fn run(
                 &format!("exited between moves ({how})"),
             );
         }
-        let mut command = format!("position fen {start_text}");
-        if !played.is_empty() {
-            command.push_str(" moves ");
-            command.push_str(&played.join(" "));
-        }
-        engine.send(&command);
+        engine.send(&game.position_command());
         let deadline = settings
             .limits
             .move_deadline(clock.as_ref(), settings.time_margin);
@@ -335,7 +327,7 @@ fn run(
             let what = "answered bestmove (none) in a position with legal moves";
             return forfeit(players, side, Termination::IllegalMove, what);
         }
-        let mv = match parse_move(&reply.bestmove, &position) {
+        let mv = match parse_move(&reply.bestmove, game.position()) {
             Ok(mv) => mv,
             Err(error) => {
                 let what = format!("played an illegal move: {error}");
@@ -343,28 +335,18 @@ fn run(
             }
         };
         moves.push(MoveRecord {
-            mv: reply.bestmove.clone(),
+            mv: reply.bestmove,
             time: used,
             score: reply.score,
             depth: reply.depth,
         });
-        played.push(reply.bestmove);
-        if mv.is_irreversible(side) {
-            since_irreversible.clear();
-        }
-        position = position.play(mv);
-        since_irreversible.push(position.key());
+        game.play(mv);
     }
 }
 
 /// The end of the game by the rules, the ply limit or adjudication.
-fn game_over(
-    settings: &Settings,
-    position: &Position,
-    since_irreversible: &[u64],
-    plies: usize,
-) -> Option<Ending> {
-    if let Some(outcome) = position.outcome(settings.rules) {
+fn game_over(settings: &Settings, game: &Game) -> Option<Ending> {
+    if let Some(outcome) = game.outcome(settings.rules) {
         let termination = match outcome {
             Outcome::Win(_, WinReason::AllCarsOff) => Termination::AllCarsOff,
             Outcome::Win(_, WinReason::Blocked(_)) => Termination::Blocked,
@@ -376,16 +358,8 @@ fn game_over(
         };
         return Some((result, termination, outcome.to_string()));
     }
-    let key = position.key();
-    if since_irreversible.iter().filter(|&&k| k == key).count() >= 3 {
-        return Some((
-            GameResult::Draw,
-            Termination::Repetition,
-            Outcome::DrawByRepetition.to_string(),
-        ));
-    }
     if let Some(max) = settings.max_plies
-        && plies >= max as usize
+        && game.moves().len() >= max as usize
     {
         return Some((
             GameResult::Draw,
@@ -394,7 +368,7 @@ fn game_over(
         ));
     }
     if let Some(adjudicator) = &settings.adjudicator
-        && let Some((result, detail)) = adjudicator.adjudicate(position)
+        && let Some((result, detail)) = adjudicator.adjudicate(game.position())
     {
         return Some((result, Termination::Adjudication, detail));
     }
