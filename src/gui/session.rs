@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::board::{Color, MAX_SIZE, MIN_SIZE, Outcome, Position, Rules, WinReason};
 use crate::client::{
-    self, EngineCommand, EngineProcess, Info, OptionSpec, Score, Stderr, parse_option_line,
+    EngineCommand, EngineProcess, Info, OptionSpec, Reply, Score, Stderr, parse_reply,
     setoption_line,
 };
 use crate::game::{Game, PlayError};
@@ -266,7 +266,8 @@ impl Session {
 
     /// Whether the engine is to move in the current game.
     fn engine_to_move(&self) -> bool {
-        self.game.outcome(self.rules).is_none() && self.engine_side.plays(self.game.position().side_to_move())
+        self.game.outcome(self.rules).is_none()
+            && self.engine_side.plays(self.game.position().side_to_move())
     }
 
     /// Sends the engine what it needs next, if it is free: the new game's
@@ -278,10 +279,7 @@ impl Session {
         let now = Instant::now();
         if self.needs_new_game {
             self.needs_new_game = false;
-            self.send(&format!(
-                "setoption name Rules value {}",
-                self.rules.name()
-            ));
+            self.send(&format!("setoption name Rules value {}", self.rules.name()));
             self.send("ucinewgame");
             self.send("isready");
             self.link = Link::Syncing {
@@ -337,17 +335,12 @@ impl Session {
             self.fault(format!("the engine exited ({status})"));
             return;
         };
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("id") if words.next() == Some("name") => {
-                self.engine_name = Some(words.collect::<Vec<_>>().join(" "));
+        match parse_reply(&line) {
+            Some(Reply::IdName(name)) => self.engine_name = Some(name),
+            Some(Reply::Option(spec)) if matches!(self.link, Link::Starting { .. }) => {
+                self.advertised.push(spec);
             }
-            Some("option") if matches!(self.link, Link::Starting { .. }) => {
-                if let Some(spec) = parse_option_line(&line) {
-                    self.advertised.push(spec);
-                }
-            }
-            Some("uciok") if matches!(self.link, Link::Starting { .. }) => {
+            Some(Reply::UciOk) if matches!(self.link, Link::Starting { .. }) => {
                 // The `--option` settings, checked against what this engine
                 // offers; one that does not fit is a fault of the setup.
                 let lines: Result<Vec<String>, String> = self
@@ -368,19 +361,15 @@ impl Session {
                     }
                 }
             }
-            Some("readyok") if matches!(self.link, Link::Syncing { .. }) => {
+            Some(Reply::ReadyOk) if matches!(self.link, Link::Syncing { .. }) => {
                 self.link = Link::Idle;
             }
-            Some("info") if line.split_whitespace().nth(1) == Some("string") => {
-                // The first "string" in the line is its second word.
-                let text = line
-                    .split_once("string")
-                    .map_or("", |(_, rest)| rest.trim());
+            Some(Reply::InfoString(text)) => {
                 log::info!("engine says: {text}");
-                self.engine_message = Some(text.to_string());
+                self.engine_message = Some(text);
             }
-            Some("info") => self.on_info(&line),
-            Some("bestmove") => self.on_bestmove(&line),
+            Some(Reply::Info(info)) => self.on_info(info),
+            Some(Reply::BestMove { mv, .. }) => self.on_bestmove(&mv),
             _ => {
                 log::debug!("ignored engine output: {line}");
                 return;
@@ -390,10 +379,7 @@ impl Session {
         self.pump();
     }
 
-    fn on_info(&mut self, line: &str) {
-        let Some(info) = client::parse_info(line) else {
-            return;
-        };
+    fn on_info(&mut self, info: Info) {
         if !matches!(self.link, Link::Searching { stale: false, .. })
             || info.multipv.is_some_and(|rank| rank != 1)
         {
@@ -404,9 +390,10 @@ impl Session {
         }
     }
 
-    fn on_bestmove(&mut self, line: &str) {
+    /// `bestmove <text>`.
+    fn on_bestmove(&mut self, text: &str) {
         let Link::Searching { stale, .. } = self.link else {
-            log::warn!("the engine sent a bestmove without a search: {line}");
+            log::warn!("the engine sent a bestmove without a search: {text}");
             return;
         };
         self.link = Link::Idle;
@@ -416,7 +403,6 @@ impl Session {
         if stale {
             return;
         }
-        let text = client::parse_bestmove(line).unwrap_or("");
         if let Err(error) = self.game.play_text(text, self.rules) {
             let shown = if text.is_empty() { "nothing" } else { text };
             self.fault(format!(
@@ -534,10 +520,12 @@ impl Session {
                 self.game.position().side_to_move().name()
             )));
         }
-        self.game.play_text(text, self.rules).map_err(|error| match error {
-            PlayError::GameOver(_) => ApiError::conflict(error.to_string()),
-            PlayError::Move(_) => ApiError::bad_request(error.to_string()),
-        })?;
+        self.game
+            .play_text(text, self.rules)
+            .map_err(|error| match error {
+                PlayError::GameOver(_) => ApiError::conflict(error.to_string()),
+                PlayError::Move(_) => ApiError::bad_request(error.to_string()),
+            })?;
         self.changed();
         self.pump();
         Ok(())

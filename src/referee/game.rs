@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::board::{Color, Outcome, Position, Rules, WinReason};
-use crate::client::{self, EngineCommand, EngineProcess, Recv, Score, Stderr, Written};
+use crate::client::{
+    self, EngineCommand, EngineProcess, Recv, Score, Stderr, Written, parse_reply,
+};
 use crate::game::Game;
 use crate::notation::parse_move;
 
@@ -394,20 +396,23 @@ fn wait_for_bestmove(
     let mut stopped = false;
     loop {
         match engine.recv_until(wait_until) {
-            Recv::Line(line, at) => {
-                if let Some(bestmove) = client::parse_bestmove(&line) {
+            Recv::Line(line, at) => match parse_reply(&line) {
+                Some(client::Reply::BestMove { mv, .. }) => {
                     return Ok(Reply {
-                        bestmove: bestmove.to_string(),
+                        bestmove: mv,
                         at,
                         score,
                         depth,
                     });
                 }
-                if let Some((line_score, line_depth)) = score_and_depth(&line) {
-                    score = line_score.or(score);
-                    depth = line_depth.or(depth);
+                Some(client::Reply::Info(info)) => {
+                    if let Some((line_score, line_depth)) = score_and_depth(&info) {
+                        score = line_score.or(score);
+                        depth = line_depth.or(depth);
+                    }
                 }
-            }
+                _ => {}
+            },
             Recv::Timeout if stopped || deadline.is_none() => {
                 let what = if stopped {
                     format!(
@@ -446,14 +451,21 @@ pub(crate) fn later(instant: Instant, duration: Duration) -> Instant {
 /// The score and depth of an `info` line about the principal variation
 /// (`multipv 1` or no `multipv`); `None` for other lines, and for lines
 /// with neither.
-pub fn score_and_depth(line: &str) -> Option<(Option<Score>, Option<u32>)> {
-    let info = client::parse_info(line).filter(client::Info::is_principal)?;
-    (info.score.is_some() || info.depth.is_some()).then_some((info.score, info.depth))
+fn score_and_depth(info: &client::Info) -> Option<(Option<Score>, Option<u32>)> {
+    (info.is_principal() && (info.score.is_some() || info.depth.is_some()))
+        .then_some((info.score, info.depth))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn score_and_depth(line: &str) -> Option<(Option<Score>, Option<u32>)> {
+        match parse_reply(line)? {
+            client::Reply::Info(info) => super::score_and_depth(&info),
+            _ => None,
+        }
+    }
 
     #[test]
     fn reads_scores_from_info_lines() {
