@@ -809,7 +809,7 @@ fn engines_play_a_match_that_replays() {
         assert_eq!(game.tag("Rules"), "classic");
         assert_eq!(game.tag("TimeControl"), "depth=4");
         assert!(
-            !dodgem::referee::game::Termination::ALL
+            !dodgem::referee::record::Termination::ALL
                 .iter()
                 .any(|t| t.is_fault() && t.name() == game.tag("Termination")),
             "{game:?}"

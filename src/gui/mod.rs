@@ -12,8 +12,8 @@
 //!   as a [`crate::client::EngineProcess`].
 //! - [`server`]: the HTTP routes.
 
-pub mod server;
-pub mod session;
+pub(crate) mod server;
+pub(crate) mod session;
 
 use std::io::{self, Write};
 use std::sync::Arc;

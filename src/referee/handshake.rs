@@ -45,7 +45,7 @@ impl fmt::Display for Fault {
 /// exits.
 pub fn handshake(engine: &mut EngineProcess, timeout: Duration) -> Result<EngineInfo, Fault> {
     engine.send("uci");
-    let deadline = super::game::later(Instant::now(), timeout);
+    let deadline = super::deadline::later(Instant::now(), timeout);
     let mut info = EngineInfo::default();
     loop {
         match engine.recv_until(deadline) {
@@ -76,7 +76,7 @@ pub fn handshake(engine: &mut EngineProcess, timeout: Duration) -> Result<Engine
 /// exits.
 pub fn ready(engine: &mut EngineProcess, timeout: Duration) -> Result<(), Fault> {
     engine.send("isready");
-    let deadline = super::game::later(Instant::now(), timeout);
+    let deadline = super::deadline::later(Instant::now(), timeout);
     loop {
         match engine.recv_until(deadline) {
             Recv::Line(line, _) if parse_reply(&line) == Some(Reply::ReadyOk) => return Ok(()),

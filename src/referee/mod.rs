@@ -5,9 +5,11 @@
 //! - [`handshake`]: starting and ending an engine under deadlines, and its
 //!   faults (the process itself is [`crate::client::EngineProcess`]);
 //! - [`clock`]: time controls, search limits and clocks;
-//! - [`game`]: one game, move by move, faults included;
+//! - [`game`]: one game, move by move, faults included, and
+//!   [`record`]: what is kept of it;
 //! - [`openings`]: openings from a file or random plies;
-//! - [`pgn`], [`results`]: the game records and the JSON results file;
+//! - [`pgn`], [`results`]: the game records as PGN and the JSON results
+//!   file;
 //! - [`stats`]: Elo, interval, likelihood of superiority, SPRT;
 //! - [`adjudication`]: ending decided games from the solved tables.
 //!
@@ -16,14 +18,16 @@
 //! plays the games on `--concurrency` worker threads, each game with two
 //! fresh engine processes.
 
-pub mod adjudication;
-pub mod clock;
-pub mod game;
-pub mod handshake;
-pub mod openings;
-pub mod pgn;
-pub mod results;
-pub mod stats;
+pub(crate) mod adjudication;
+pub(crate) mod clock;
+mod deadline;
+pub(crate) mod game;
+pub(crate) mod handshake;
+pub(crate) mod openings;
+pub(crate) mod pgn;
+pub mod record;
+pub(crate) mod results;
+pub(crate) mod stats;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -40,7 +44,8 @@ use crate::board::{Color, MAX_SIZE, MIN_SIZE, Position, Rules};
 use crate::client::{self, EngineCommand, EngineProcess, Stderr};
 
 use clock::{Limits, TimeControl};
-use game::{GameRecord, Player, Settings, Termination};
+use game::{Player, Settings};
+use record::{GameRecord, Termination};
 use stats::{Sprt, SprtDecision, Tally, format_elo};
 
 /// The `dodgem match` command line.

@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::board::Color;
 use crate::notation::format_position;
 
-use super::game::GameRecord;
+use super::record::GameRecord;
 
 /// Movetext lines are wrapped before this many characters.
 const LINE_WIDTH: usize = 80;
@@ -131,7 +131,7 @@ mod tests {
     use crate::board::{Position, Rules};
     use crate::client::Score;
     use crate::notation::parse_position;
-    use crate::referee::game::{GameResult, MoveRecord, Termination};
+    use crate::referee::record::{GameResult, MoveRecord, Termination};
 
     #[test]
     fn dates_from_day_numbers() {
