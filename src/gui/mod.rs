@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::client::{self, EngineCommand};
+use crate::client::{self, EngineCommand, EngineProcess, Stderr, setoption_line};
+use crate::referee::handshake;
 use session::Session;
 
 /// HTTP worker threads: the page polls while someone else may post.
@@ -46,14 +47,14 @@ pub struct GuiOptions {
 /// (one line, `http://127.0.0.1:<port>/`) to stdout once it is listening.
 ///
 /// # Errors
-/// When the engine command is unusable or cannot be started, or the port
-/// cannot be bound.
+/// When the engine command is unusable or cannot be started, an `--option`
+/// does not fit the engine, or the port cannot be bound.
 pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
     let command = match &options.engine {
         Some(line) => EngineCommand::parse(line).map_err(|error| format!("--engine: {error}"))?,
         None => EngineCommand::builtin()?,
     };
-    let settings = options
+    let settings: Vec<(String, Option<String>)> = options
         .options
         .iter()
         .map(|setting| {
@@ -61,6 +62,9 @@ pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
             (name.trim().to_string(), value.map(str::to_string))
         })
         .collect();
+    if !settings.is_empty() {
+        check_settings(&command, &options.options)?;
+    }
     let session = Session::start(command.clone(), settings)
         .map_err(|error| format!("cannot start the engine `{command}`: {error}"))?;
     let http = tiny_http::Server::http(("127.0.0.1", options.port))
@@ -114,6 +118,25 @@ pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
         if worker.join().is_err() {
             log::error!("an HTTP worker panicked");
         }
+    }
+    Ok(())
+}
+
+/// Starts the engine once and checks the `--option` settings against the
+/// options it advertises, as `dodgem match` does: a setting the engine
+/// cannot take stops the server before it serves, rather than failing
+/// every start of the engine.
+fn check_settings(command: &EngineCommand, settings: &[String]) -> Result<(), String> {
+    let mut process = EngineProcess::spawn(command, Stderr::Discard)
+        .map_err(|error| format!("cannot start the engine `{command}`: {error}"))?;
+    let handshake = handshake::handshake(&mut process, session::HANDSHAKE_TIMEOUT);
+    process.shutdown(handshake::QUIT_GRACE);
+    let info = handshake
+        .map_err(|fault| format!("--option: the engine `{command}` {fault}"))?;
+    for setting in settings {
+        let (name, value) = client::split_setting(setting);
+        setoption_line(&info.options, name, value)
+            .map_err(|error| format!("--option {setting}: {error}"))?;
     }
     Ok(())
 }

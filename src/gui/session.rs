@@ -31,7 +31,7 @@ use crate::game::{Game, PlayError};
 use crate::notation;
 
 /// How long the engine gets to answer `uci` with `uciok`.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the engine gets to answer `isready` (after `ucinewgame`).
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Added to the move time before a missing `bestmove` counts as a hang.
