@@ -6,14 +6,12 @@
 //! [`common::timing`] lock, so that no other engine of this test binary
 //! competes for the CPU while they measure; every other test takes
 //! [`common::shared`] and they run in parallel. Latency statistics are
-//! printed to stderr (`cargo test --test engine -- --nocapture` shows them).
-
-mod common;
+//! printed to stderr (`cargo test --test tests engine:: -- --nocapture` shows them).
 
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     Engine, LONG, best_move, info_score, is_bestmove, is_search_info, mask_timing, ms, run_cli,
     shared, timing,
 };
@@ -555,7 +553,7 @@ fn survives_hostile_input() {
         bytes.push(b'\n');
         engine.send_bytes(&bytes);
         let out = engine.sync();
-        let shown = common::shorten(&String::from_utf8_lossy(&line));
+        let shown = crate::common::shorten(&String::from_utf8_lossy(&line));
         if out.is_empty() {
             problems.push(format!("{shown:?}: no error message"));
         }

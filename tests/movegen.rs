@@ -1,9 +1,7 @@
 //! The bitboard move generator, Zobrist keys and position strings checked
 //! against simple, independent code on random games of every board size.
 
-mod common;
-
-use common::Rng;
+use crate::common::Rng;
 use dodgem::board::{Color, Direction, Move, Position, square};
 use dodgem::notation::{
     format_move, format_moves_sorted, format_position, parse_move, parse_position,

@@ -131,8 +131,7 @@ fn check_settings(command: &EngineCommand, settings: &[String]) -> Result<(), St
         .map_err(|error| format!("cannot start the engine `{command}`: {error}"))?;
     let handshake = handshake::handshake(&mut process, session::HANDSHAKE_TIMEOUT);
     process.shutdown(handshake::QUIT_GRACE);
-    let info = handshake
-        .map_err(|fault| format!("--option: the engine `{command}` {fault}"))?;
+    let info = handshake.map_err(|fault| format!("--option: the engine `{command}` {fault}"))?;
     for setting in settings {
         let (name, value) = client::split_setting(setting);
         setoption_line(&info.options, name, value)
