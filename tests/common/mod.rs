@@ -41,8 +41,8 @@ pub fn timing() -> RwLockWriteGuard<'static, ()> {
     CPU.write().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Held by every other test that runs an engine: they run in parallel with
-/// each other, but not with a [`timing`] test.
+/// Held by every other test that runs an engine or searches in-process:
+/// they run in parallel with each other, but not with a [`timing`] test.
 pub fn shared() -> RwLockReadGuard<'static, ()> {
     CPU.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
