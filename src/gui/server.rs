@@ -76,6 +76,7 @@ pub fn handle(session: &SharedSession, port: u16, mut request: Request) {
 }
 
 fn route(session: &SharedSession, port: u16, request: &mut Request) -> Result<Reply, ApiError> {
+    check_framing(request)?;
     check_host(request, port)?;
     let path = request
         .url()
@@ -145,6 +146,53 @@ fn header<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
         .iter()
         .find(|h| h.field.equiv(name))
         .map(|h| h.value.as_str())
+}
+
+/// Every value of header `name`.
+fn headers<'a>(request: &'a Request, name: &'static str) -> Vec<&'a str> {
+    request
+        .headers()
+        .iter()
+        .filter(|h| h.field.equiv(name))
+        .map(|h| h.value.as_str())
+        .collect()
+}
+
+/// Refuses a request whose headers can be read two ways: more than one
+/// `Host`, a `Content-Length` that is not one plain decimal number (or
+/// several that differ), or a `Content-Length` beside a
+/// `Transfer-Encoding` (RFC 9112, section 6.3).
+fn check_framing(request: &Request) -> Result<(), ApiError> {
+    if headers(request, "Host").len() > 1 {
+        return Err(ApiError::bad_request("more than one Host header"));
+    }
+    let lengths = headers(request, "Content-Length");
+    let Some(first) = lengths.first() else {
+        return Ok(());
+    };
+    let plain = |value: &str| {
+        !value.is_empty()
+            && value.bytes().all(|b| b.is_ascii_digit())
+            && value.parse::<u64>().is_ok()
+    };
+    if let Some(bad) = lengths.iter().find(|value| !plain(value)) {
+        return Err(ApiError::bad_request(format!(
+            "bad Content-Length {}",
+            crate::protocol::quote(bad)
+        )));
+    }
+    let value = |text: &str| text.parse::<u64>().ok();
+    if lengths.iter().any(|other| value(other) != value(first)) {
+        return Err(ApiError::bad_request(
+            "Content-Length headers that disagree",
+        ));
+    }
+    if !headers(request, "Transfer-Encoding").is_empty() {
+        return Err(ApiError::bad_request(
+            "both Content-Length and Transfer-Encoding",
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses requests addressed to another host name (DNS rebinding).
