@@ -70,8 +70,13 @@ pub fn handle(session: &SharedSession, port: u16, mut request: Request) {
         })
     });
     log::debug!("{method} {url} -> {}", reply.status_code().0);
-    if let Err(error) = request.respond(reply) {
-        log::info!("cannot answer {method} {url}: {error}");
+    // Answering drops the request, and tiny_http then skips the unread
+    // body with a buffer of the announced length: a huge Content-Length
+    // panics there. That must not end this worker.
+    match panic::catch_unwind(AssertUnwindSafe(move || request.respond(reply))) {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => log::info!("cannot answer {method} {url}: {error}"),
+        Err(_) => log::error!("answering {method} {url} panicked (its unread body)"),
     }
 }
 

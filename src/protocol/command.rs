@@ -552,6 +552,42 @@ mod tests {
     }
 
     #[test]
+    fn setoption_keeps_the_values_inner_text() {
+        assert_eq!(
+            parse("setoption  name   TablebasePath value  /t/a  b\tc.dtb  "),
+            Ok(Command::SetOption {
+                name: "TablebasePath".into(),
+                value: Some("/t/a  b\tc.dtb".into())
+            })
+        );
+    }
+
+    #[test]
+    fn depths_beyond_their_bounds_are_refused() {
+        assert_eq!(parse("go perft 64"), Ok(Command::Perft(64)));
+        for line in ["go perft 65", "go perft 20000", "go perft 4294967296"] {
+            let error = parse(line).unwrap_err();
+            assert!(
+                matches!(error, ParseError::OutOfRange { max: 64, .. }),
+                "{line}: {error}"
+            );
+        }
+        assert_eq!(parse("bench 96"), Ok(Command::Bench(Some(96))));
+        let error = parse("bench 4294967295").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "bench: depth 4294967295 is out of range (at most 96); nothing done"
+        );
+    }
+
+    #[test]
+    fn escapes_control_characters_only() {
+        assert_eq!(escape("a b/é"), "a b/é");
+        assert_eq!(escape("\u{1b}[31m\u{7}\\"), "\\u{1b}[31m\\u{7}\\\\");
+        assert!(!escape("\u{0}\u{9b}\n").chars().any(char::is_control));
+    }
+
+    #[test]
     fn quotes_hostile_input() {
         assert_eq!(quote("a\u{0}b"), "'a\\u{0}b'");
         assert!(quote(&"x".repeat(1000)).len() < 60);
