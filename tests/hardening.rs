@@ -319,3 +319,37 @@ fn control_bytes_in_echoed_input_are_escaped() {
     engine.quit();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_referee_escapes_an_engines_name_on_stdout_and_in_pgn() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("referee-name");
+    let script = dir.join("evil.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\n\"{BIN}\" | sed -u 's/^id name .*/id name evil\\x1b[31mred\\x07/'\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pgn = dir.join("games.pgn");
+    let output = Command::new(BIN)
+        .args(["match", "--engine1"])
+        .arg(&script)
+        .args(["--engine2", BIN, "--games", "2", "--tc", "1+0.01", "--pgn"])
+        .arg(&pgn)
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("evil\\u{1b}[31mred\\u{7}"), "{stdout}");
+    let record = std::fs::read_to_string(&pgn).unwrap();
+    for text in [&*stdout, &record] {
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "control byte in {text:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
