@@ -364,7 +364,7 @@ impl Table {
         for (n, at) in (0..len).step_by(step as usize).enumerate() {
             let slot = (at + (n as u64).wrapping_mul(0x9e37_79b9) % step).min(len - 1);
             let position = self.position_at(slot);
-            let expected = self.from_successors(&position);
+            let expected = self.value_by_successors(&position);
             if self.probe(&position) != Some(expected) {
                 return Err(self.describe_slot(slot, solver::encode(expected)));
             }
@@ -386,7 +386,7 @@ impl Table {
 
     /// The value `position` must have given its successors' values (a
     /// blocked side wins or loses by the table's rule).
-    fn from_successors(&self, position: &Position) -> Value {
+    fn value_by_successors(&self, position: &Position) -> Value {
         match self.rank_moves(position).first() {
             Some(&(_, value)) => value,
             None => match position.outcome(self.rules) {

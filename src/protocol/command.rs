@@ -396,7 +396,7 @@ fn parse_go(rest: &[&str]) -> Result<Command, ParseError> {
             "nodes" => go.nodes = Some(number("go", token, value()?)?),
             "mate" => go.mate = Some(number("go", token, value()?)?),
             "perft" => {
-                let depth = bounded("go perft", "depth", value()?, crate::perft::MAX_DEPTH)?;
+                let depth = bounded("go", "perft", value()?, crate::perft::MAX_DEPTH)?;
                 return match tokens.next() {
                     None => Ok(Command::Perft(depth)),
                     Some(extra) => Err(ParseError::UnknownToken {
