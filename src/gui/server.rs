@@ -12,10 +12,12 @@
 //! | `POST /api/restart` | empty or `{}` | a fresh engine process |
 //!
 //! Every `POST` answers with the new state. Errors are JSON too,
-//! `{"error": "<message>"}`, with a 4xx status: 400 bad value or illegal
-//! move, 403 a foreign `Host`, 404 unknown path, 405 wrong method, 409 not
-//! possible now (game over, the engine's turn, nothing to undo), 413 body
-//! too large, 415 a `POST` body that is not `application/json`.
+//! `{"error": "<message>"}`, with a 4xx status: 400 bad value, illegal
+//! move or ambiguous framing (see [`super::http`]), 403 a foreign `Host`,
+//! 404 unknown path, 405 wrong method, 409 not possible now (game over, the
+//! engine's turn, nothing to undo), 411 a chunked body, 413 body too
+//! large, 415 a `POST` body that is not `application/json`, 431 headers
+//! too large.
 //!
 //! Requests must name this server in `Host` (`127.0.0.1:<port>` or
 //! `localhost:<port>`), which shuts out DNS-rebinding pages, and a `POST`
