@@ -232,3 +232,79 @@ fn random_and_mutated_lines_keep_every_promise() {
         run(seed, 1500);
     }
 }
+
+const STORM: &[&str] = &[
+    "go depth 4",
+    "go depth 12",
+    "go movetime 5",
+    "go nodes 3000",
+    "go infinite",
+    "go wtime 30 btime 30",
+    "stop",
+    "stop",
+    "isready",
+    "isready",
+    "position startpos",
+    "position startpos moves a3b3",
+    "position fen 2B1/B3/4/WWW1 w",
+    "setoption name MultiPV value 2",
+    "setoption name MultiPV value 1",
+    "setoption name BoardSize value 4",
+    "setoption name BoardSize value 3",
+    "ponderhit",
+    "d",
+];
+
+/// go/stop/isready/position/setoption in random order and timing, never
+/// waiting for an answer: every `isready` gets its `readyok`, every `go`
+/// its one `bestmove` or one refusal, and nothing else goes wrong. (No
+/// table jobs: one queued behind a search is phase 2.)
+#[test]
+fn a_storm_of_commands_loses_nothing() {
+    let mut rng = Rng(0x5707_3001);
+    let mut engine = Engine::start();
+    let (mut gos, mut isreadys) = (0usize, 0usize);
+    for _ in 0..1500 {
+        let line = *rng.pick(STORM);
+        engine.send(line);
+        gos += usize::from(line.starts_with("go"));
+        isreadys += usize::from(line == "isready");
+        if rng.chance(4) {
+            std::thread::sleep(Duration::from_micros(rng.below(3000) as u64));
+        }
+    }
+    engine.send("stop");
+    engine.send("isready");
+    isreadys += 1;
+    let (mut readyoks, mut bestmoves, mut refusals) = (0usize, 0usize, 0usize);
+    let deadline = std::time::Instant::now() + attack::LONG;
+    while readyoks < isreadys || bestmoves + refusals < gos {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let Some(line) = engine.recv(left) else {
+            panic!(
+                "{readyoks}/{isreadys} readyok, {bestmoves} bestmoves + {refusals} refusals \
+                 for {gos} go; last lines {:?}",
+                engine.tail()
+            );
+        };
+        assert_clean(&line, "the storm");
+        readyoks += usize::from(line == "readyok");
+        bestmoves += usize::from(line.starts_with("bestmove"));
+        refusals += usize::from(line.starts_with("info string error: go"));
+        if line == "readyok" && readyoks == isreadys && bestmoves + refusals < gos {
+            // A search may still be running after the last stop.
+            engine.send("stop");
+        }
+    }
+    // And nothing more.
+    let rest = engine.sync();
+    assert!(
+        !rest
+            .iter()
+            .any(|l| l.starts_with("bestmove") || l == "readyok"),
+        "{rest:?}"
+    );
+    assert!(bestmoves > 50, "only {bestmoves} searches ran");
+    eprintln!("storm: {gos} go, {bestmoves} bestmoves, {refusals} refused, {isreadys} isready");
+    engine.quit();
+}
