@@ -353,3 +353,64 @@ fn the_referee_escapes_an_engines_name_on_stdout_and_in_pgn() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Whether process `pid` is alive (a zombie has ended).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_match_leaves_no_engine_helper_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("helpers");
+    let pids = dir.join("pids");
+    let script = dir.join("forking.sh");
+    // A helper that holds the engine's stdout and would outlive it.
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 300 &\necho $! >> \"{}\"\nexec \"{BIN}\"\n",
+            pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = Command::new(BIN)
+        .args(["match", "--engine1"])
+        .arg(&script)
+        .args(["--engine2", BIN, "--games", "2", "--tc", "1+0.01"])
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let helpers: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|pid| pid.parse().unwrap())
+        .collect();
+    assert!(!helpers.is_empty());
+    let deadline = Instant::now() + LONG;
+    while helpers.iter().any(|&pid| alive(pid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<&u32> = helpers.iter().filter(|&&pid| alive(pid)).collect();
+    // (Clean up before failing.)
+    for pid in &left {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    assert!(left.is_empty(), "helpers outlived the match: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
