@@ -319,18 +319,19 @@ fn kill(mut child: Child) {
     let _ = child.wait();
 }
 
-/// Sends SIGKILL to every process of group `group` with `kill(1)`: the
-/// crate has no unsafe code to call `kill(2)` itself, and the call is
-/// rare (once per engine ended). Quiet when the group is already gone.
+/// Sends SIGKILL to every process of group `group` with the shell's
+/// built-in `kill` (always there, unlike a `kill` program): the crate has
+/// no unsafe code to call `kill(2)` itself, and the call is rare (once per
+/// engine ended). Quiet when the group is already gone.
 fn kill_group(group: u32) {
-    let status = Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{group}")])
+    let status = Command::new("sh")
+        .args(["-c", "kill -9 -\"$1\"", "sh", &group.to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
     if let Err(error) = status {
-        log::warn!("cannot run kill(1) to end the processes of engine {group}: {error}");
+        log::warn!("cannot run sh to end the processes of engine {group}: {error}");
     }
 }
 
