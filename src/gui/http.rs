@@ -22,6 +22,8 @@ pub const MAX_HEAD: usize = 16 * 1024;
 pub const READ_DEADLINE: Duration = Duration::from_secs(5);
 /// How long writing a response may take.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long unread input is drained after a response, at most.
+const LINGER: Duration = Duration::from_millis(100);
 
 /// One request, read whole.
 #[derive(Debug)]
@@ -230,10 +232,19 @@ pub fn write_response(stream: &mut TcpStream, response: &Response, head: bool) -
     stream.flush()?;
     let _ = stream.shutdown(std::net::Shutdown::Write);
     // Let the client read the answer before the socket goes: a close with
-    // unread input would reset the connection.
-    let mut sink = [0u8; 1024];
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
-    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+    // unread input would reset the connection. Bounded in time, so a
+    // client that keeps sending cannot hold the worker.
+    let until = Instant::now() + LINGER;
+    let mut sink = [0u8; 4096];
+    while let Some(left) = until
+        .checked_duration_since(Instant::now())
+        .filter(|left| !left.is_zero())
+    {
+        let _ = stream.set_read_timeout(Some(left));
+        if !matches!(stream.read(&mut sink), Ok(n) if n > 0) {
+            break;
+        }
+    }
     Ok(())
 }
 
