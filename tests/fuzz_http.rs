@@ -159,6 +159,9 @@ fn random_requests_never_take_the_server_down() {
 #[test]
 fn many_idle_connections_do_not_grow_the_threads_or_kill_the_server() {
     let mut gui = Gui::start();
+    // Once it has answered, every thread it needs has started.
+    assert_eq!(gui.raw(&good(&gui)), Some(200));
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let before = gui.threads();
     // Connections that send nothing: each holds a worker until the read
     // deadline, the rest wait to be accepted. No thread per connection.
