@@ -11,6 +11,9 @@ use crate::search::{Limits, Request, Settings, Signals, Tables, search};
 
 /// Depth used when `bench` is given none.
 pub const DEFAULT_DEPTH: u32 = 16;
+
+/// The deepest bench accepted: the search's own depth limit.
+pub const MAX_DEPTH: u32 = crate::search::MAX_DEPTH as u32;
 /// Table size for bench, fixed so the node count does not depend on `Hash`.
 const HASH_MB: usize = 16;
 

@@ -23,13 +23,15 @@ enum Commands {
     Uci,
     /// Search the bench positions to a fixed depth and print nodes and speed.
     Bench {
-        /// Search depth in plies.
-        #[arg(default_value_t = dodgem::bench::DEFAULT_DEPTH)]
+        /// Search depth in plies (at most the search's depth limit; 0 means 1).
+        #[arg(default_value_t = dodgem::bench::DEFAULT_DEPTH,
+              value_parser = clap::value_parser!(u32).range(0..=i64::from(dodgem::bench::MAX_DEPTH)))]
         depth: u32,
     },
     /// Count the leaves of the move tree (a move generator check and speed test).
     Perft {
-        /// Depth in plies.
+        /// Depth in plies (0 to 64: deeper never finishes).
+        #[arg(value_parser = clap::value_parser!(u32).range(0..=i64::from(dodgem::perft::MAX_DEPTH)))]
         depth: u32,
         /// Board size of the start position.
         #[arg(long, default_value_t = 3)]

@@ -6,7 +6,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::board::{Move, Position};
 
-/// Number of leaf positions `depth` plies below `position`.
+/// The deepest perft the protocol and the shell accept. Sideways moves
+/// cycle, so the tree has no natural bottom: the recursion here goes as
+/// deep as asked, one stack frame per ply. Every board has at least two
+/// moves in most positions, so a count this deep (2^64 leaves and more)
+/// would neither finish nor fit in a `u64`; the bound keeps the stack
+/// small and the promise honest.
+pub const MAX_DEPTH: u32 = 64;
+
+/// Number of leaf positions `depth` plies below `position`. Callers keep
+/// `depth` within [`MAX_DEPTH`] (each ply is a stack frame).
 pub fn perft(position: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,

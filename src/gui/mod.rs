@@ -11,11 +11,15 @@
 //!   to the engine, which runs
 //!   as a [`crate::client::EngineProcess`].
 //! - [`server`]: the HTTP routes.
+//! - [`http`]: reading requests and writing responses, every resource
+//!   bounded.
 
+pub(crate) mod http;
 pub(crate) mod server;
 pub(crate) mod session;
 
 use std::io::{self, Write};
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -24,8 +28,11 @@ use crate::client::{self, EngineCommand, EngineProcess, Stderr, setoption_line};
 use crate::referee::handshake;
 use session::Session;
 
-/// HTTP worker threads: the page polls while someone else may post.
-const WORKERS: usize = 4;
+/// HTTP worker threads, each serving one connection at a time: the page
+/// polls while someone else may post, and a slow client holds one for at
+/// most [`http::READ_DEADLINE`]. Further connections wait to be accepted;
+/// no thread is started per connection.
+const WORKERS: usize = 8;
 /// How often engine timeouts are checked.
 const TICK: Duration = Duration::from_millis(100);
 /// The pause after a failed accept before the next.
@@ -67,14 +74,9 @@ pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
     }
     let session = Session::start(command.clone(), settings)
         .map_err(|error| format!("cannot start the engine `{command}`: {error}"))?;
-    let http = tiny_http::Server::http(("127.0.0.1", options.port))
+    let listener = TcpListener::bind(("127.0.0.1", options.port))
         .map_err(|error| format!("cannot listen on 127.0.0.1:{}: {error}", options.port))?;
-    let port = http
-        .server_addr()
-        .to_ip()
-        .map(|addr| addr.port())
-        .ok_or("the server is not listening on an IP address")?;
-    let http = Arc::new(http);
+    let port = listener.local_addr()?.port();
 
     let ticker = Arc::downgrade(&session);
     thread::Builder::new()
@@ -93,16 +95,17 @@ pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
     drop(out);
     log::info!("engine: {command}");
 
-    let workers: Vec<_> = (0..WORKERS)
-        .map(|i| {
-            let http = Arc::clone(&http);
-            let session = Arc::clone(&session);
+    let mut workers = Vec::new();
+    for i in 0..WORKERS {
+        let listener = listener.try_clone()?;
+        let session = Arc::clone(&session);
+        workers.push(
             thread::Builder::new()
                 .name(format!("http {i}"))
                 .spawn(move || {
                     loop {
-                        match http.recv() {
-                            Ok(request) => server::handle(&session, port, request),
+                        match listener.accept() {
+                            Ok((stream, _)) => server::serve(&session, port, stream),
                             // An accept error (out of file descriptors,
                             // say) concerns one connection, not the server.
                             Err(error) => {
@@ -111,9 +114,9 @@ pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
                             }
                         }
                     }
-                })
-        })
-        .collect::<Result<_, _>>()?;
+                })?,
+        );
+    }
     for worker in workers {
         if worker.join().is_err() {
             log::error!("an HTTP worker panicked");

@@ -42,6 +42,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::board::{Color, MAX_SIZE, MIN_SIZE, Position, Rules};
 use crate::client::{self, EngineCommand, EngineProcess, Stderr};
+use crate::protocol::escape;
 
 use clock::{Limits, TimeControl};
 use game::{Player, Settings};
@@ -385,12 +386,15 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
     let mut names: Vec<String> = engines
         .iter()
         .zip(&probed)
-        .map(|(engine, probed)| match engine.name {
-            Some(name) => name.to_string(),
-            None => probed
-                .id_name
-                .clone()
-                .unwrap_or_else(|| program_name(&probed.command)),
+        .map(|(engine, probed)| {
+            // Printed, logged and written to PGN: no control bytes.
+            escape(&match engine.name {
+                Some(name) => name.to_string(),
+                None => probed
+                    .id_name
+                    .clone()
+                    .unwrap_or_else(|| program_name(&probed.command)),
+            })
         })
         .collect();
     if names[0] == names[1] {

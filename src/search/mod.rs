@@ -211,7 +211,7 @@ pub fn search(
     let probe = request
         .table
         .as_deref()
-        .and_then(|table| tablebase::probe_root(request, table));
+        .and_then(|table| tablebase::probe_root(request, table, &signals.stop));
     match probe {
         None => Searcher::new(request, tables, signals).iterate(report),
         Some(tablebase::RootProbe::Decided(result, lines)) => {
@@ -373,8 +373,10 @@ impl<'a> Searcher<'a> {
         let limits = &self.request.limits;
         let max_depth = limits
             .depth
-            .map_or(MAX_DEPTH, |d| (d as i32).clamp(1, MAX_DEPTH))
-            .min(limits.mate.map_or(MAX_DEPTH, |m| (2 * m as i32).max(1)));
+            .map_or(MAX_DEPTH, |d| d.clamp(1, MAX_DEPTH as u32) as i32)
+            .min(limits.mate.map_or(MAX_DEPTH, |m| {
+                m.saturating_mul(2).clamp(1, MAX_DEPTH as u32) as i32
+            }));
         let lines = self.request.settings.multipv.clamp(1, root_moves.len());
 
         for depth in 1..=max_depth {
@@ -433,10 +435,9 @@ impl<'a> Searcher<'a> {
     ) -> bool {
         let limits = &self.request.limits;
         let best = root_moves[0].score;
-        if limits
-            .mate
-            .is_some_and(|mate| best >= MATE_BOUND && (MATE - best + 1) / 2 <= mate as i32)
-        {
+        if limits.mate.is_some_and(|mate| {
+            best >= MATE_BOUND && (MATE - best + 1) / 2 <= mate.min(MAX_DEPTH as u32) as i32
+        }) {
             return true;
         }
         // A forced result proven within the horizon will not change.
