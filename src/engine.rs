@@ -8,6 +8,7 @@
 //! the search thread. Bad input of any kind gets an `info string` and
 //! changes nothing.
 
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -24,7 +25,7 @@ use crate::notation::{
 };
 use crate::options::{self, Change, Options};
 use crate::protocol::response::{bestmove_line, info_line, info_string};
-use crate::protocol::{Command, Go, Start, parse, quote};
+use crate::protocol::{Command, Go, ParseError, Start, parse, quote};
 use crate::search::thread::{Event, Job, SearchThread, Shared};
 use crate::search::{Limits, Request, SearchResult, Settings, Signals, Tables};
 use crate::tablebase::{Tablebases, Value};
@@ -186,11 +187,13 @@ struct Engine<W: Write> {
     task: Option<Task>,
     /// Rules and evaluation the tables' scores were computed under.
     tables_for: (Rules, Evaluation),
-    /// Table jobs (resize, clear) sent and not yet done: `readyok` waits
-    /// for them, so that it means the engine is really ready.
+    /// Table jobs (resize, clear, load) sent and not yet done: `readyok`
+    /// waits for them, so that it means the engine is really ready.
     table_jobs: usize,
-    /// `isready`s waiting for the table jobs.
-    deferred_readyok: usize,
+    /// Input held, in order, until the table jobs are done: its answers
+    /// may depend on them (`solve` on a table being loaded), and answering
+    /// it before the `readyok` it follows would break the order.
+    held: VecDeque<Result<Command, ParseError>>,
     quitting: bool,
 }
 
@@ -215,12 +218,13 @@ impl<W: Write> Engine<W> {
             search,
             task: None,
             table_jobs: 0,
-            deferred_readyok: 0,
+            held: VecDeque::new(),
             quitting: false,
         }
     }
 
     fn main_loop(&mut self, lines: &Receiver<Input>) -> io::Result<()> {
+        let mut lines = lines.clone();
         while !self.quitting {
             select! {
                 recv(lines) -> input => match input {
@@ -228,8 +232,11 @@ impl<W: Write> Engine<W> {
                     Ok(Input::TooLong(length)) => self.error(&format!(
                         "line of {length} bytes ignored (the limit is {MAX_LINE})"
                     ))?,
-                    // End of input means quit.
-                    Err(_) => self.quit()?,
+                    // End of input means quit (after any held input).
+                    Err(_) => {
+                        lines = crossbeam_channel::never();
+                        self.dispatch(Ok(Command::Quit))?;
+                    }
                 },
                 recv(self.events) -> event => {
                     if let Ok(event) = event {
@@ -253,10 +260,67 @@ impl<W: Write> Engine<W> {
 
     fn handle_line(&mut self, line: &str) -> io::Result<()> {
         log::debug!("<< {line}");
-        match parse(line) {
+        self.dispatch(parse(line))
+    }
+
+    /// Answers a parsed line now, or holds it while table work is pending.
+    fn dispatch(&mut self, parsed: Result<Command, ParseError>) -> io::Result<()> {
+        if self.table_jobs == 0 && self.held.is_empty() {
+            return self.answer(parsed);
+        }
+        // Table work is pending: what concerns the running task acts at
+        // once (so `stop` and `quit` stay prompt); everything else waits
+        // its turn.
+        match parsed {
+            Ok(Command::Stop) if self.task.is_some() => {
+                self.stop()?;
+                // It may also be meant for a held `go`.
+                if !self.held.is_empty() {
+                    self.held.push_back(Ok(Command::Stop));
+                }
+                Ok(())
+            }
+            Ok(Command::PonderHit) if self.is_pondering() => self.ponder_hit(),
+            Ok(Command::Quit) => {
+                // Stop what runs now; quit once the held input is answered.
+                self.stop()?;
+                self.held.push_back(Ok(Command::Quit));
+                Ok(())
+            }
+            parsed => {
+                self.held.push_back(parsed);
+                Ok(())
+            }
+        }
+    }
+
+    /// Answers one parsed line.
+    fn answer(&mut self, parsed: Result<Command, ParseError>) -> io::Result<()> {
+        match parsed {
             Ok(command) => self.handle_command(command),
             Err(error) => self.error(&error.to_string()),
         }
+    }
+
+    /// Answers held input, in order, while no table job is pending.
+    fn answer_held(&mut self) -> io::Result<()> {
+        while self.table_jobs == 0 && !self.quitting {
+            let Some(parsed) = self.held.pop_front() else {
+                break;
+            };
+            self.answer(parsed)?;
+        }
+        Ok(())
+    }
+
+    fn is_pondering(&self) -> bool {
+        matches!(
+            self.task,
+            Some(Task::Search {
+                pondering: true,
+                ..
+            })
+        )
     }
 
     fn handle_command(&mut self, command: Command) -> io::Result<()> {
@@ -357,23 +421,16 @@ impl<W: Write> Engine<W> {
         self.search.send(job);
     }
 
+    /// `isready`: only answered with no table job pending (input that
+    /// arrives meanwhile is held, this included).
     fn is_ready(&mut self) -> io::Result<()> {
-        if self.table_jobs > 0 {
-            self.deferred_readyok += 1;
-            return Ok(());
-        }
         self.say("readyok")
     }
 
-    /// A table job finished: answer the `isready`s that waited for it.
+    /// A table job finished: once none is left, answer the held input.
     fn table_job_done(&mut self) -> io::Result<()> {
         self.table_jobs = self.table_jobs.saturating_sub(1);
-        if self.table_jobs == 0 {
-            for _ in 0..std::mem::take(&mut self.deferred_readyok) {
-                self.say("readyok")?;
-            }
-        }
-        Ok(())
+        self.answer_held()
     }
 
     /// `position`: builds the new game on the side and swaps it in only if

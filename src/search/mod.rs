@@ -247,7 +247,11 @@ struct Searcher<'a> {
     signals: &'a Signals,
     rules: Rules,
     evaluation: Evaluation,
+    /// When the search began (`go`): `info ... time` counts from here.
     start: Instant,
+    /// When the clock began: at `go`, or at `ponderhit` for a ponder
+    /// search. The time budget counts from here.
+    clock_start: Instant,
     budget: Option<Budget>,
     pondering: bool,
     nodes: u64,
@@ -280,6 +284,7 @@ impl<'a> Searcher<'a> {
             rules: request.settings.rules,
             evaluation: request.settings.evaluation,
             start: Instant::now(),
+            clock_start: Instant::now(),
             budget: budget(
                 request.limits.time,
                 request.settings.move_overhead,
@@ -299,15 +304,21 @@ impl<'a> Searcher<'a> {
         }
     }
 
+    /// Time since `go`.
     fn elapsed(&self) -> Duration {
         self.start.elapsed()
+    }
+
+    /// Time on the clock: since `go`, or since `ponderhit`.
+    fn clock_elapsed(&self) -> Duration {
+        self.clock_start.elapsed()
     }
 
     /// Notices `ponderhit`: the clock starts when pondering ends.
     fn update_pondering(&mut self) {
         if self.pondering && !self.signals.pondering.load(Ordering::Acquire) {
             self.pondering = false;
-            self.start = Instant::now();
+            self.clock_start = Instant::now();
         }
     }
 
@@ -330,7 +341,7 @@ impl<'a> Searcher<'a> {
             }
             self.update_pondering();
             let hard = self.budget.map(|budget| budget.hard);
-            if !self.pondering && hard.is_some_and(|hard| self.elapsed() >= hard) {
+            if !self.pondering && hard.is_some_and(|hard| self.clock_elapsed() >= hard) {
                 self.stopped = true;
             }
         }
@@ -452,7 +463,7 @@ impl<'a> Searcher<'a> {
             return true;
         }
         match self.budget {
-            Some(budget) => self.elapsed() >= budget.soft,
+            Some(budget) => self.clock_elapsed() >= budget.soft,
             None => false,
         }
     }
