@@ -60,7 +60,7 @@ impl Rules {
     pub const ALL: [Rules; 2] = [Rules::Textbook, Rules::Classic];
 
     /// The option value naming this rule.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Rules::Textbook => "textbook",
             Rules::Classic => "classic",
@@ -74,6 +74,52 @@ impl Rules {
             .find(|rules| rules.name().eq_ignore_ascii_case(name))
     }
 }
+
+/// A name that is no rule (see [`Rules::from_str`](std::str::FromStr)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownRules(pub String);
+
+impl fmt::Display for UnknownRules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown rules '{}' (expected textbook or classic)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownRules {}
+
+impl std::str::FromStr for Rules {
+    type Err = UnknownRules;
+
+    /// Reads a rule's name, case-insensitive (`textbook`, `classic`).
+    fn from_str(name: &str) -> Result<Rules, UnknownRules> {
+        Rules::from_name(name).ok_or_else(|| UnknownRules(name.to_string()))
+    }
+}
+
+/// Checks a board size: the size if it is supported.
+pub fn check_size(size: usize) -> Result<usize, BadSize> {
+    if (MIN_SIZE..=MAX_SIZE).contains(&size) {
+        Ok(size)
+    } else {
+        Err(BadSize(size))
+    }
+}
+
+/// A board size outside [`MIN_SIZE`]`..=`[`MAX_SIZE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadSize(pub usize);
+
+impl fmt::Display for BadSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "board size {} is outside {MIN_SIZE}..{MAX_SIZE}", self.0)
+    }
+}
+
+impl std::error::Error for BadSize {}
 
 /// The four directions a car can drive in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

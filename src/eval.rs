@@ -33,7 +33,7 @@ impl Evaluation {
     pub const ALL: [Evaluation; 2] = [Evaluation::Race, Evaluation::Textbook];
 
     /// The option value naming this function.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Evaluation::Textbook => "textbook",
             Evaluation::Race => "race",

@@ -108,14 +108,9 @@ pub struct Settings {
 }
 
 impl Default for Settings {
+    /// The settings of the default options.
     fn default() -> Self {
-        Settings {
-            rules: Rules::default(),
-            evaluation: Evaluation::default(),
-            multipv: 1,
-            move_overhead: Duration::from_millis(10),
-            tablebase: true,
-        }
+        crate::options::Options::default().settings()
     }
 }
 
