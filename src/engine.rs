@@ -43,6 +43,21 @@ enum Input {
     TooLong(usize),
 }
 
+/// `dodgem uci` (or no subcommand): the command line. It takes no
+/// arguments.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct UciArgs {}
+
+impl UciArgs {
+    /// Runs the engine on stdin/stdout.
+    ///
+    /// # Errors
+    /// Only if stdout cannot be written.
+    pub fn run(&self) -> io::Result<()> {
+        run(io::BufReader::new(io::stdin()), io::stdout().lock())
+    }
+}
+
 /// Runs the engine until `quit` or the end of `input`.
 ///
 /// # Errors

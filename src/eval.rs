@@ -17,7 +17,7 @@
 //!   move. Driving a car off is always progress here, whereas the textbook
 //!   function scores an exit as a loss of the car's square value.
 
-use crate::board::{Color, Position, file_of, rank_of};
+use crate::board::{Color, Position, file_of, rank_of, square};
 
 /// Which evaluation function the search uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -116,7 +116,7 @@ fn coords(position: &Position, color: Color) -> impl Iterator<Item = (usize, usi
 /// Whether `color` has a car on (`file`, `rank`); off-board squares have none.
 fn has_car(position: &Position, color: Color, file: usize, rank: usize) -> bool {
     let size = position.size();
-    file < size && rank < size && position.cars(color) & (1u64 << (rank * 8 + file)) != 0
+    file < size && rank < size && position.cars(color) & (1u64 << square(file, rank)) != 0
 }
 
 /// Number of opponent cars `steps` squares ahead of each of `color`'s cars.

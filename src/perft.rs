@@ -4,7 +4,42 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::board::{Move, Position};
+use crate::board::{self, Move, Position};
+use crate::notation;
+use crate::protocol::response::perft_total;
+
+/// `dodgem perft`: the command line.
+#[derive(clap::Args, Clone, Debug)]
+pub struct PerftArgs {
+    /// Depth in plies.
+    pub depth: u32,
+    /// Board size of the start position.
+    #[arg(long, default_value_t = board::MIN_SIZE)]
+    pub size: usize,
+    /// A position string instead of the start position.
+    #[arg(long, conflicts_with = "size")]
+    pub fen: Option<String>,
+}
+
+impl PerftArgs {
+    /// Counts the leaves and prints the count and the speed to stdout.
+    ///
+    /// # Errors
+    /// A bad position string or board size.
+    pub fn run(&self) -> Result<(), Box<dyn std::error::Error>> {
+        let position = match &self.fen {
+            Some(text) => notation::parse_position(text)?,
+            None => Position::start(board::check_size(self.size)?),
+        };
+        let start = std::time::Instant::now();
+        let nodes = perft(&position, self.depth);
+        let elapsed = start.elapsed();
+        let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
+        println!("{}", perft_total(nodes));
+        println!("Time: {} ms, {nps} nodes/s", elapsed.as_millis());
+        Ok(())
+    }
+}
 
 /// Number of leaf positions `depth` plies below `position`.
 pub fn perft(position: &Position, depth: u32) -> u64 {

@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::game::{Game, PlayError};
-use crate::board::{Color, MAX_SIZE, MIN_SIZE, Outcome, Position, Rules, WinReason};
+use crate::board::{self, Color, MIN_SIZE, Outcome, Position, Rules, UnknownRules, WinReason};
 use crate::client::{
     self, EngineCommand, EngineProcess, Info, OptionSpec, Score, Stderr, parse_option_line,
     setoption_line,
@@ -457,11 +457,7 @@ impl Session {
     /// changes then.
     pub fn new_game(&mut self, request: NewGame) -> Result<(), ApiError> {
         let size = request.size.unwrap_or(self.game.start().size());
-        if !(MIN_SIZE..=MAX_SIZE).contains(&size) {
-            return Err(ApiError::bad_request(format!(
-                "board size {size} is outside {MIN_SIZE}..{MAX_SIZE}"
-            )));
-        }
+        board::check_size(size).map_err(|error| ApiError::bad_request(error.to_string()))?;
         let rules = match &request.rules {
             None => self.game.rules(),
             Some(name) => parse_rules(name)?,
@@ -625,11 +621,8 @@ impl Session {
 }
 
 fn parse_rules(name: &str) -> Result<Rules, ApiError> {
-    Rules::from_name(name).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "unknown rules '{name}' (expected textbook or classic)"
-        ))
-    })
+    name.parse()
+        .map_err(|error: UnknownRules| ApiError::bad_request(error.to_string()))
 }
 
 fn check_movetime(movetime: u64) -> Result<u64, ApiError> {

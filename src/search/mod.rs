@@ -25,47 +25,9 @@ use crate::tablebase::Table;
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
 
+pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score};
 pub use ordering::History;
-pub use params::{MAX_DEPTH, MAX_PLY};
-
-/// Score of a win at the root itself; a win `p` plies away is `MATE - p`.
-pub const MATE: i32 = 31_000;
-/// Scores at least this large (in absolute value) are forced wins/losses.
-pub const MATE_BOUND: i32 = MATE - 2 * MAX_PLY as i32;
-/// Larger than any score.
-pub const INFINITY: i32 = 32_000;
-/// Score of a draw (repetition).
-pub const DRAW: i32 = 0;
-
-/// A score as the protocol reports it: `cp` or `mate` in moves of the
-/// side to move (positive: it wins after that many of its own moves).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Score {
-    Cp(i32),
-    Mate(i32),
-}
-
-impl Score {
-    /// Converts an internal score (side to move's point of view).
-    pub fn from_internal(score: i32) -> Score {
-        if score >= MATE_BOUND {
-            Score::Mate((MATE - score + 1) / 2)
-        } else if score <= -MATE_BOUND {
-            Score::Mate(-((MATE + score + 1) / 2))
-        } else {
-            Score::Cp(score)
-        }
-    }
-}
-
-impl std::fmt::Display for Score {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Score::Cp(cp) => write!(f, "cp {cp}"),
-            Score::Mate(moves) => write!(f, "mate {moves}"),
-        }
-    }
-}
+pub use params::MAX_DEPTH;
 
 /// Limits of one search, as `go` gives them. Any combination may be set;
 /// the search stops at the first one reached.
