@@ -5,8 +5,8 @@
 //! Two functions are offered through the `Evaluation` option:
 //!
 //! - [`Evaluation::Textbook`]: the course material's function, exact on
-//!   3 x 3 (see `shared/dodgem.md`) and generalised to n x n by keeping its
-//!   per-square pattern: a White car on (file f, rank r) (0-based) is worth
+//!   3 x 3 (its weights and worked examples) and generalised to n x n by
+//!   keeping its per-square pattern: a White car on (file f, rank r) (0-based) is worth
 //!   `15 r + 5 f`, a Black car `-(15 f + 5 r)`; a White car directly east of
 //!   a Black car adds +40, two files east +30; a Black car directly north of
 //!   a White car adds -40, two ranks north -30. A car that has left the
@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn textbook_worked_examples() {
-        // From shared/dodgem.md: the side to move does not matter.
+        // As the course material defines it: the side to move does not matter.
         for side in ["b", "w"] {
             let first = parse_position(&format!("B2/3/BWW {side}")).unwrap();
             assert_eq!(evaluate(&first, Evaluation::Textbook), 75);
