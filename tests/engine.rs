@@ -506,6 +506,54 @@ fn input_after_isready_waits_for_the_table_being_loaded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A table load sent during a search waits for the search (it runs on the
+/// search thread), and so does the input after it; `stop` does not wait.
+#[test]
+fn stop_is_not_held_behind_a_pending_table_load() {
+    let _cpu = shared();
+    let dir = std::env::temp_dir().join(format!("dodgem-held-stop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("3x3-classic.dtb");
+    dodgem::tablebase::builtin(3, dodgem::Rules::Classic)
+        .unwrap()
+        .save(&file)
+        .unwrap();
+    let mut engine = Engine::start();
+    board(&mut engine, 6);
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    engine.send(&format!(
+        "setoption name TablebasePath value {}",
+        file.display()
+    ));
+    engine.send("d");
+    let sent = engine.send("stop");
+    let (mut lines, at) = engine.read_until(is_bestmove, LONG);
+    let stopped = at.saturating_duration_since(sent);
+    // Generous: the requirement is 20 ms, the machine may be busy.
+    assert!(
+        stopped < Duration::from_millis(500),
+        "bestmove {:.1} ms after stop",
+        ms(stopped)
+    );
+    let best = lines.len() - 1;
+    lines.extend(
+        engine
+            .read_until(|line| line.starts_with("Status:"), LONG)
+            .0,
+    );
+    let position = |prefix: &str| {
+        lines
+            .iter()
+            .position(|line| line.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {lines:#?}"))
+    };
+    let loaded = position("info string loaded 3x3 classic table");
+    let fen = position("Fen: ");
+    assert!(best < loaded && loaded < fen, "{lines:#?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 // 8. -----------------------------------------------------------------------
 
 /// Input that is not a valid command, or is one that must change nothing.
