@@ -6,8 +6,8 @@
 //!
 //! - [`Evaluation::Textbook`]: the course material's function, exact on
 //!   3 x 3 (its weights and worked examples) and generalised to n x n by
-//!   keeping its per-square pattern: a White car on (file f, rank r) (0-based) is worth
-//!   `15 r + 5 f`, a Black car `-(15 f + 5 r)`; a White car directly east of
+//!   keeping its per-square pattern: a White car on (file f, rank r)
+//!   (0-based) is worth `15 r + 5 f`, a Black car `-(15 f + 5 r)`; a White car directly east of
 //!   a Black car adds +40, two files east +30; a Black car directly north of
 //!   a White car adds -40, two ranks north -30. A car that has left the
 //!   board is worth nothing, as in the course material.
