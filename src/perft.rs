@@ -2,6 +2,7 @@
 //! standard check of a move generator. A finished game (either side has no
 //! cars left, or the side to move is blocked) has no children.
 
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::board::{self, Move, Position};
@@ -25,7 +26,7 @@ impl PerftArgs {
     /// Counts the leaves and prints the count and the speed to stdout.
     ///
     /// # Errors
-    /// A bad position string or board size.
+    /// A bad position string or board size, or stdout cannot be written.
     pub fn run(&self) -> Result<(), Box<dyn std::error::Error>> {
         let position = match &self.fen {
             Some(text) => notation::parse_position(text)?,
@@ -35,8 +36,9 @@ impl PerftArgs {
         let nodes = perft(&position, self.depth);
         let elapsed = start.elapsed();
         let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
-        println!("{}", perft_total(nodes));
-        println!("Time: {} ms, {nps} nodes/s", elapsed.as_millis());
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", perft_total(nodes))?;
+        writeln!(out, "Time: {} ms, {nps} nodes/s", elapsed.as_millis())?;
         Ok(())
     }
 }
