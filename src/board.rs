@@ -646,3 +646,26 @@ impl Position {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_rules_and_checks_sizes() {
+        assert_eq!("Classic".parse(), Ok(Rules::Classic));
+        assert_eq!("textbook".parse(), Ok(Rules::Textbook));
+        let error = "house".parse::<Rules>().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown rules 'house' (expected textbook or classic)"
+        );
+        assert_eq!(check_size(MIN_SIZE), Ok(MIN_SIZE));
+        assert_eq!(check_size(MAX_SIZE), Ok(MAX_SIZE));
+        assert_eq!(
+            check_size(9).unwrap_err().to_string(),
+            "board size 9 is outside 3..8"
+        );
+        assert!(check_size(2).is_err());
+    }
+}
