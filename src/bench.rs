@@ -89,6 +89,31 @@ impl BenchReport {
     }
 }
 
+/// `dodgem bench`: the command line.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BenchArgs {
+    /// Search depth in plies (at most the search's depth limit; 0 means 1).
+    #[arg(default_value_t = DEFAULT_DEPTH,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_DEPTH)))]
+    pub depth: u32,
+}
+
+impl BenchArgs {
+    /// Runs the bench and prints its report to stdout.
+    ///
+    /// # Errors
+    /// Only if stdout cannot be written.
+    pub fn run(&self) -> std::io::Result<()> {
+        use std::io::Write;
+        let report = run(self.depth.max(1), &Signals::default());
+        let mut out = std::io::stdout().lock();
+        for line in report.text_lines() {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs the bench to `depth`; the stop flag in `signals` cuts it short.
 pub fn run(depth: u32, signals: &Signals) -> BenchReport {
     let start = Instant::now();

@@ -20,7 +20,8 @@ use std::fmt;
 use crate::protocol::{escape, quote};
 
 use crate::board::{
-    Color, Direction, MAX_SIZE, MIN_SIZE, Move, Position, Square, file_of, rank_of, square,
+    BadSize, Color, Direction, MAX_SIZE, MIN_SIZE, Move, Position, Square, check_size, file_of,
+    rank_of, square,
 };
 
 /// Why a position string was rejected.
@@ -111,9 +112,7 @@ pub fn parse_position(text: &str) -> Result<Position, PositionError> {
     {
         return Err(PositionError::UnknownCharacter(c));
     }
-    if !(MIN_SIZE..=MAX_SIZE).contains(&size) {
-        return Err(PositionError::SizeOutOfRange(size));
-    }
+    check_size(size).map_err(|BadSize(size)| PositionError::SizeOutOfRange(size))?;
     let mut cars = [0u64; 2];
     for (row, text) in ranks.iter().enumerate() {
         let rank = size - 1 - row;

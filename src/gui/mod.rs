@@ -38,16 +38,31 @@ const TICK: Duration = Duration::from_millis(100);
 /// The pause after a failed accept before the next.
 const ACCEPT_RETRY: Duration = Duration::from_millis(50);
 
-/// What `dodgem gui` was asked for.
-#[derive(Clone, Debug, Default)]
+/// What `dodgem gui` was asked for (its command line).
+#[derive(clap::Args, Clone, Debug, Default)]
 pub struct GuiOptions {
-    /// The port on 127.0.0.1; 0 picks a free one.
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 8080)]
     pub port: u16,
-    /// The engine's command line; `None` runs this executable's engine.
+    /// The engine's command line (split like a shell's, run without one);
+    /// the default is this program's own engine.
+    #[arg(long)]
     pub engine: Option<String>,
-    /// Engine options, `Name=Value` (`Name` alone for a button), sent after
-    /// each `uciok` once checked against the options the engine offers.
+    /// An engine option, `Name=Value` (`Name` for a button), e.g.
+    /// `TablebasePath=5x5-textbook.dtb`; repeatable.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    // Sent after each `uciok` once checked against the engine's options.
     pub options: Vec<String>,
+}
+
+impl GuiOptions {
+    /// Runs the server (see [`run`]).
+    ///
+    /// # Errors
+    /// As [`run`].
+    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+        run(self)
+    }
 }
 
 /// Runs the server until the process is stopped. Prints the page's address

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::board::{Color, MAX_SIZE, MIN_SIZE, Outcome, Position, Rules, WinReason};
+use crate::board::{self, Color, MIN_SIZE, Outcome, Position, Rules, UnknownRules, WinReason};
 use crate::client::{
     EngineCommand, EngineProcess, Info, OptionSpec, Reply, Score, Stderr, parse_reply,
     setoption_line,
@@ -446,11 +446,7 @@ impl Session {
     /// changes then.
     pub fn new_game(&mut self, request: NewGame) -> Result<(), ApiError> {
         let size = request.size.unwrap_or(self.game.start().size());
-        if !(MIN_SIZE..=MAX_SIZE).contains(&size) {
-            return Err(ApiError::bad_request(format!(
-                "board size {size} is outside {MIN_SIZE}..{MAX_SIZE}"
-            )));
-        }
+        board::check_size(size).map_err(|error| ApiError::bad_request(error.to_string()))?;
         let rules = match &request.rules {
             None => self.rules,
             Some(name) => parse_rules(name)?,
@@ -618,11 +614,8 @@ impl Session {
 }
 
 fn parse_rules(name: &str) -> Result<Rules, ApiError> {
-    Rules::from_name(name).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "unknown rules '{name}' (expected textbook or classic)"
-        ))
-    })
+    name.parse()
+        .map_err(|error: UnknownRules| ApiError::bad_request(error.to_string()))
 }
 
 fn check_movetime(movetime: u64) -> Result<u64, ApiError> {

@@ -3,6 +3,11 @@
 //! business.
 
 use std::fmt;
+use std::time::Duration;
+
+use crate::board::{Color, Move};
+use crate::search::Limits;
+use crate::time::TimeLimit;
 
 /// Longest piece of bad input quoted back in an error message.
 const QUOTE_LIMIT: usize = 40;
@@ -71,6 +76,47 @@ impl Go {
             || self.winc.is_some()
             || self.binc.is_some()
             || self.movestogo.is_some()
+    }
+
+    /// Whether this is a timed search without the clock of `side`, the
+    /// side to move: the name of the missing parameter.
+    pub fn missing_clock(&self, side: Color) -> Option<&'static str> {
+        let (own, name) = match side {
+            Color::White => (self.wtime, "wtime"),
+            Color::Black => (self.btime, "btime"),
+        };
+        (self.has_clock() && own.is_none() && self.movetime.is_none() && !self.infinite)
+            .then_some(name)
+    }
+
+    /// The search limits this `go` sets for `side` to move.
+    pub fn limits(&self, side: Color, searchmoves: Vec<Move>) -> Limits {
+        let ms = |value: Option<i64>| Duration::from_millis(value.unwrap_or(0).max(0) as u64);
+        let time = if self.infinite {
+            TimeLimit::None
+        } else if let Some(movetime) = self.movetime {
+            TimeLimit::MoveTime(Duration::from_millis(movetime))
+        } else if self.has_clock() {
+            let (remaining, increment) = match side {
+                Color::White => (self.wtime, self.winc),
+                Color::Black => (self.btime, self.binc),
+            };
+            TimeLimit::Clock {
+                remaining: ms(remaining),
+                increment: ms(increment),
+                moves_to_go: self.movestogo.filter(|&n| n > 0),
+            }
+        } else {
+            TimeLimit::None
+        };
+        Limits {
+            time,
+            depth: self.depth,
+            nodes: self.nodes,
+            mate: self.mate,
+            infinite: self.infinite,
+            searchmoves,
+        }
     }
 }
 

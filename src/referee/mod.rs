@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::board::{Color, MAX_SIZE, MIN_SIZE, Position, Rules};
+use crate::board::{self, BadSize, Color, MAX_SIZE, MIN_SIZE, Position, Rules};
 use crate::client::{self, EngineCommand, EngineProcess, Stderr};
 use crate::protocol::escape;
 
@@ -81,7 +81,7 @@ pub struct MatchArgs {
     pub size: usize,
     /// What a blocked side to move gets: `textbook` (it loses) or
     /// `classic` (it wins).
-    #[arg(long, default_value = "textbook", value_parser = parse_rules)]
+    #[arg(long, default_value = "textbook")]
     pub rules: Rules,
     /// A file of opening positions, one position string per line (blank
     /// lines and lines starting with `#` skipped), used in turn.
@@ -149,10 +149,6 @@ const MAX_GAMES: u32 = 100_000;
 const MAX_RANDOM_PLIES: u32 = 200;
 /// The longest `--movetime` and `--timemargin`, milliseconds (a day).
 const MAX_MILLIS: u64 = 86_400_000;
-
-fn parse_rules(text: &str) -> Result<Rules, String> {
-    Rules::from_name(text).ok_or_else(|| format!("unknown rules '{text}' (textbook or classic)"))
-}
 
 /// Why a match could not be played (or finished).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -301,12 +297,9 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
     if args.concurrency == 0 {
         return Err(MatchError("--concurrency must be at least 1".into()));
     }
-    if !(MIN_SIZE..=MAX_SIZE).contains(&args.size) {
-        return Err(MatchError(format!(
-            "--size {} is outside {MIN_SIZE}..{MAX_SIZE}",
-            args.size
-        )));
-    }
+    board::check_size(args.size).map_err(|BadSize(size)| {
+        MatchError(format!("--size {size} is outside {MIN_SIZE}..{MAX_SIZE}"))
+    })?;
     if !(args.stall_timeout.is_finite() && args.stall_timeout > 0.0 && args.stall_timeout <= 1e6) {
         return Err(MatchError(
             "--stall-timeout must be a positive number of seconds".into(),
@@ -492,6 +485,16 @@ impl Collector<'_> {
             self.write(&game);
             self.games.push(game);
         }
+    }
+}
+
+impl MatchArgs {
+    /// Plays the match (see [`run`]).
+    ///
+    /// # Errors
+    /// As [`run`].
+    pub fn run(&self) -> Result<(), MatchError> {
+        run(self)
     }
 }
 
