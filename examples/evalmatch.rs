@@ -6,10 +6,9 @@
 //! cargo run --release --example evalmatch -- [size] [games] [nodes] [rules]
 //! ```
 
-use std::collections::HashMap;
-
 use dodgem::board::{Color, Rules};
 use dodgem::eval::Evaluation;
+use dodgem::game::Game;
 use dodgem::search::{Limits, Request, Settings, Signals, Tables, search};
 use dodgem::{Outcome, Position};
 
@@ -32,28 +31,21 @@ fn play(
     rules: Rules,
     nodes: u64,
 ) -> Option<Evaluation> {
-    let mut position = opening;
-    let mut seen: HashMap<u64, usize> = HashMap::new();
-    let mut history: Vec<u64> = Vec::new();
+    let mut game = Game::new(opening);
     let mut tables = [Tables::new(16), Tables::new(16)];
     for _ply in 0..400 {
-        if let Some(outcome) = position.outcome(rules) {
+        if let Some(outcome) = game.outcome(rules) {
             return match outcome {
                 Outcome::Win(Color::Black, _) => Some(black),
                 Outcome::Win(Color::White, _) => Some(white),
                 Outcome::DrawByRepetition => None,
             };
         }
-        let count = seen.entry(position.key()).or_default();
-        *count += 1;
-        if *count >= 3 {
-            return None;
-        }
-        let side = position.side_to_move();
+        let side = game.position().side_to_move();
         let evaluation = if side == Color::Black { black } else { white };
         let request = Request {
-            position,
-            history: history.clone(),
+            position: *game.position(),
+            history: game.history(),
             limits: Limits {
                 nodes: Some(nodes),
                 ..Limits::default()
@@ -72,8 +64,7 @@ fn play(
             &mut |_| {},
         );
         let mv = outcome.best_move.expect("a move in an unfinished game");
-        history.push(position.key());
-        position = position.play(mv);
+        game.play(mv);
     }
     None
 }

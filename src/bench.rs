@@ -11,6 +11,9 @@ use crate::search::{Limits, Request, Settings, Signals, Tables, search};
 
 /// Depth used when `bench` is given none.
 pub const DEFAULT_DEPTH: u32 = 16;
+
+/// The deepest bench accepted: the search's own depth limit.
+pub const MAX_DEPTH: u32 = crate::search::MAX_DEPTH as u32;
 /// Table size for bench, fixed so the node count does not depend on `Hash`.
 const HASH_MB: usize = 16;
 
@@ -83,6 +86,31 @@ impl BenchReport {
         }
         out.push(format!("{} nodes {} nps", self.nodes(), self.nps()));
         out
+    }
+}
+
+/// `dodgem bench`: the command line.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BenchArgs {
+    /// Search depth in plies (at most the search's depth limit; 0 means 1).
+    #[arg(default_value_t = DEFAULT_DEPTH,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_DEPTH)))]
+    pub depth: u32,
+}
+
+impl BenchArgs {
+    /// Runs the bench and prints its report to stdout.
+    ///
+    /// # Errors
+    /// Only if stdout cannot be written.
+    pub fn run(&self) -> std::io::Result<()> {
+        use std::io::Write;
+        let report = run(self.depth.max(1), &Signals::default());
+        let mut out = std::io::stdout().lock();
+        for line in report.text_lines() {
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
     }
 }
 

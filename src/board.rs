@@ -15,6 +15,13 @@ use crate::zobrist;
 pub const MIN_SIZE: usize = 3;
 /// Largest supported board size (one square per bit of a `u64`).
 pub const MAX_SIZE: usize = 8;
+/// Squares from one rank to the next in the numbering: `MAX_SIZE` on
+/// every board, so a shift by this moves a car one rank.
+pub const RANK_STRIDE: usize = MAX_SIZE;
+/// Square numbers in use: one per bit of a bitboard.
+pub const SQUARES: usize = RANK_STRIDE * MAX_SIZE;
+/// Directions a car can move in.
+const DIRECTIONS: usize = 4;
 
 /// The two sides. Black drives east and moves first; White drives north.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,7 +67,7 @@ impl Rules {
     pub const ALL: [Rules; 2] = [Rules::Textbook, Rules::Classic];
 
     /// The option value naming this rule.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Rules::Textbook => "textbook",
             Rules::Classic => "classic",
@@ -75,6 +82,52 @@ impl Rules {
     }
 }
 
+/// A name that is no rule (see [`Rules::from_str`](std::str::FromStr)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownRules(pub String);
+
+impl fmt::Display for UnknownRules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown rules '{}' (expected textbook or classic)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownRules {}
+
+impl std::str::FromStr for Rules {
+    type Err = UnknownRules;
+
+    /// Reads a rule's name, case-insensitive (`textbook`, `classic`).
+    fn from_str(name: &str) -> Result<Rules, UnknownRules> {
+        Rules::from_name(name).ok_or_else(|| UnknownRules(name.to_string()))
+    }
+}
+
+/// Checks a board size: the size if it is supported.
+pub fn check_size(size: usize) -> Result<usize, BadSize> {
+    if (MIN_SIZE..=MAX_SIZE).contains(&size) {
+        Ok(size)
+    } else {
+        Err(BadSize(size))
+    }
+}
+
+/// A board size outside [`MIN_SIZE`]`..=`[`MAX_SIZE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadSize(pub usize);
+
+impl fmt::Display for BadSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "board size {} is outside {MIN_SIZE}..{MAX_SIZE}", self.0)
+    }
+}
+
+impl std::error::Error for BadSize {}
+
 /// The four directions a car can drive in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -85,7 +138,7 @@ pub enum Direction {
 }
 
 impl Direction {
-    const ALL: [Direction; 4] = [
+    const ALL: [Direction; DIRECTIONS] = [
         Direction::East,
         Direction::North,
         Direction::South,
@@ -111,22 +164,22 @@ impl Direction {
     }
 }
 
-/// A square index, `rank * 8 + file`, both 0-based.
+/// A square index, `rank * RANK_STRIDE + file`, both 0-based.
 pub type Square = u8;
 
 /// The square at `file`, `rank` (0-based).
 pub fn square(file: usize, rank: usize) -> Square {
-    (rank * 8 + file) as Square
+    (rank * RANK_STRIDE + file) as Square
 }
 
 /// File of a square, 0-based.
 pub fn file_of(sq: Square) -> usize {
-    (sq % 8) as usize
+    sq as usize % RANK_STRIDE
 }
 
 /// Rank of a square, 0-based.
 pub fn rank_of(sq: Square) -> usize {
-    (sq / 8) as usize
+    sq as usize / RANK_STRIDE
 }
 
 /// One car moving one square (possibly off the board). The null move is
@@ -144,18 +197,18 @@ impl Move {
 
     /// A compact non-zero code (for the transposition table); see [`Move::from_code`].
     pub fn code(self) -> u16 {
-        (self.from as u16) * 4 + self.dir as u16 + 1
+        (self.from as u16) * DIRECTIONS as u16 + self.dir as u16 + 1
     }
 
     /// Inverse of [`Move::code`]; `0` (and anything out of range) is no move.
     pub fn from_code(code: u16) -> Option<Move> {
-        if code == 0 || code > 64 * 4 {
+        if code == 0 || code > (SQUARES * DIRECTIONS) as u16 {
             return None;
         }
         let raw = code - 1;
         Some(Move::new(
-            (raw / 4) as Square,
-            Direction::ALL[(raw % 4) as usize],
+            (raw / DIRECTIONS as u16) as Square,
+            Direction::ALL[(raw % DIRECTIONS as u16) as usize],
         ))
     }
 
@@ -318,7 +371,7 @@ const fn masks(size: usize) -> Masks {
     while rank < size {
         let mut file = 0;
         while file < size {
-            let bit = 1u64 << (rank * 8 + file);
+            let bit = 1u64 << (rank * RANK_STRIDE + file);
             board |= bit;
             if file == 0 {
                 first_file |= bit;
@@ -480,14 +533,14 @@ impl Position {
                     own & !masks.last_file & (empty >> 1),
                     Direction::East,
                 );
-                push_all(&mut list, own & (empty >> 8), Direction::North);
-                push_all(&mut list, own & (empty << 8), Direction::South);
+                push_all(&mut list, own & (empty >> RANK_STRIDE), Direction::North);
+                push_all(&mut list, own & (empty << RANK_STRIDE), Direction::South);
             }
             Color::White => {
                 push_all(&mut list, own & masks.last_rank, Direction::North);
                 push_all(
                     &mut list,
-                    own & !masks.last_rank & (empty >> 8),
+                    own & !masks.last_rank & (empty >> RANK_STRIDE),
                     Direction::North,
                 );
                 push_all(
@@ -517,12 +570,12 @@ impl Position {
             Color::Black => {
                 (own & masks.last_file).count_ones()
                     + (own & !masks.last_file & (empty >> 1)).count_ones()
-                    + (own & (empty >> 8)).count_ones()
-                    + (own & (empty << 8)).count_ones()
+                    + (own & (empty >> RANK_STRIDE)).count_ones()
+                    + (own & (empty << RANK_STRIDE)).count_ones()
             }
             Color::White => {
                 (own & masks.last_rank).count_ones()
-                    + (own & !masks.last_rank & (empty >> 8)).count_ones()
+                    + (own & !masks.last_rank & (empty >> RANK_STRIDE)).count_ones()
                     + (own & !masks.last_file & (empty >> 1)).count_ones()
                     + (own & !masks.first_file & (empty << 1)).count_ones()
             }
@@ -556,8 +609,8 @@ impl Position {
         if !mv.is_exit(self.size()) {
             let to = match mv.dir {
                 Direction::East => mv.from + 1,
-                Direction::North => mv.from + 8,
-                Direction::South => mv.from - 8,
+                Direction::North => mv.from + RANK_STRIDE as Square,
+                Direction::South => mv.from - RANK_STRIDE as Square,
                 Direction::West => mv.from - 1,
             };
             next.cars[color.index()] |= 1u64 << to;
@@ -591,5 +644,28 @@ impl Position {
             return Some(Outcome::Win(winner, WinReason::Blocked(side)));
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_rules_and_checks_sizes() {
+        assert_eq!("Classic".parse(), Ok(Rules::Classic));
+        assert_eq!("textbook".parse(), Ok(Rules::Textbook));
+        let error = "house".parse::<Rules>().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown rules 'house' (expected textbook or classic)"
+        );
+        assert_eq!(check_size(MIN_SIZE), Ok(MIN_SIZE));
+        assert_eq!(check_size(MAX_SIZE), Ok(MAX_SIZE));
+        assert_eq!(
+            check_size(9).unwrap_err().to_string(),
+            "board size 9 is outside 3..8"
+        );
+        assert!(check_size(2).is_err());
     }
 }

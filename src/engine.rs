@@ -8,6 +8,7 @@
 //! the search thread. Bad input of any kind gets an `info string` and
 //! changes nothing.
 
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -16,19 +17,17 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, select};
 use parking_lot::{Mutex, RwLock};
 
-use crate::bench::{self, BenchReport};
-use crate::board::{Color, Move, Outcome, Position, Rules, square};
-use crate::eval::{self, Evaluation};
-use crate::notation::{
-    format_move, format_moves_sorted, format_position, parse_move, parse_position,
-};
+use crate::bench;
+use crate::board::{Move, Outcome, Position, Rules};
+use crate::eval::Evaluation;
+use crate::game::Game;
+use crate::notation::{parse_move, parse_position};
 use crate::options::{self, Change, Options};
-use crate::protocol::response::{bestmove_line, info_line, info_string};
-use crate::protocol::{Command, Go, Start, parse, quote};
+use crate::protocol::response::{self, bestmove_line, info_line, info_string};
+use crate::protocol::{Command, Go, ParseError, Start, parse, quote};
 use crate::search::thread::{Event, Job, SearchThread, Shared};
-use crate::search::{Limits, Request, SearchResult, Settings, Signals, Tables};
+use crate::search::{Request, SearchResult, Signals, Tables};
 use crate::tablebase::{Tablebases, Value};
-use crate::time::TimeLimit;
 
 /// Input lines longer than this are refused whole (a protection against
 /// hostile input, far above any real command).
@@ -37,14 +36,27 @@ pub const MAX_LINE: usize = 1 << 16;
 /// Longest wait at `quit` for the search thread's last event.
 const QUIT_GRACE: Duration = Duration::from_secs(30);
 
-/// The engine's name and author as `uci` reports them.
-pub const NAME: &str = concat!("dodgem ", env!("CARGO_PKG_VERSION"));
-pub const AUTHOR: &str = "the dodgem developers";
+pub use crate::protocol::response::{AUTHOR, NAME};
 
 /// One line of input, as the reader thread delivers it.
 enum Input {
     Line(String),
     TooLong(usize),
+}
+
+/// `dodgem uci` (or no subcommand): the command line. It takes no
+/// arguments.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct UciArgs {}
+
+impl UciArgs {
+    /// Runs the engine on stdin/stdout.
+    ///
+    /// # Errors
+    /// Only if stdout cannot be written.
+    pub fn run(&self) -> io::Result<()> {
+        run(io::BufReader::new(io::stdin()), io::stdout().lock())
+    }
 }
 
 /// Runs the engine until `quit` or the end of `input`.
@@ -112,50 +124,6 @@ fn read_bounded_line(input: &mut impl BufRead) -> io::Result<Option<Input>> {
     Ok(Some(Input::Line(text.trim_end_matches('\r').to_string())))
 }
 
-/// The game being analysed: where it started and the moves since.
-#[derive(Clone)]
-struct Game {
-    position: Position,
-    /// Keys of the positions since the last irreversible move, the
-    /// current one last (only these can repeat).
-    keys: Vec<u64>,
-}
-
-impl Game {
-    fn new(start: Position) -> Game {
-        Game {
-            position: start,
-            keys: vec![start.key()],
-        }
-    }
-
-    fn play(&mut self, mv: Move) {
-        let mover = self.position.side_to_move();
-        self.position = self.position.play(mv);
-        if mv.is_irreversible(mover) {
-            self.keys.clear();
-        }
-        self.keys.push(self.position.key());
-    }
-
-    /// How often the current position has occurred (1 = first time).
-    fn occurrences(&self) -> usize {
-        let current = self.position.key();
-        self.keys.iter().filter(|&&k| k == current).count()
-    }
-
-    fn outcome(&self, rules: Rules) -> Option<Outcome> {
-        self.position
-            .outcome(rules)
-            .or_else(|| (self.occurrences() >= 3).then_some(Outcome::DrawByRepetition))
-    }
-
-    /// Keys before the current position, for the search's repetition check.
-    fn history(&self) -> Vec<u64> {
-        self.keys[..self.keys.len() - 1].to_vec()
-    }
-}
-
 /// What the search thread is busy with.
 enum Task {
     Search {
@@ -186,11 +154,13 @@ struct Engine<W: Write> {
     task: Option<Task>,
     /// Rules and evaluation the tables' scores were computed under.
     tables_for: (Rules, Evaluation),
-    /// Table jobs (resize, clear) sent and not yet done: `readyok` waits
-    /// for them, so that it means the engine is really ready.
+    /// Table jobs (resize, clear, load) sent and not yet done: `readyok`
+    /// waits for them, so that it means the engine is really ready.
     table_jobs: usize,
-    /// `isready`s waiting for the table jobs.
-    deferred_readyok: usize,
+    /// Input held, in order, until the table jobs are done: its answers
+    /// may depend on them (`solve` on a table being loaded), and answering
+    /// it before the `readyok` it follows would break the order.
+    held: VecDeque<Result<Command, ParseError>>,
     quitting: bool,
 }
 
@@ -215,12 +185,13 @@ impl<W: Write> Engine<W> {
             search,
             task: None,
             table_jobs: 0,
-            deferred_readyok: 0,
+            held: VecDeque::new(),
             quitting: false,
         }
     }
 
     fn main_loop(&mut self, lines: &Receiver<Input>) -> io::Result<()> {
+        let mut lines = lines.clone();
         while !self.quitting {
             select! {
                 recv(lines) -> input => match input {
@@ -228,8 +199,11 @@ impl<W: Write> Engine<W> {
                     Ok(Input::TooLong(length)) => self.error(&format!(
                         "line of {length} bytes ignored (the limit is {MAX_LINE})"
                     ))?,
-                    // End of input means quit.
-                    Err(_) => self.quit()?,
+                    // End of input means quit (after any held input).
+                    Err(_) => {
+                        lines = crossbeam_channel::never();
+                        self.dispatch(Ok(Command::Quit))?;
+                    }
                 },
                 recv(self.events) -> event => {
                     if let Ok(event) = event {
@@ -246,6 +220,14 @@ impl<W: Write> Engine<W> {
         self.out.flush()
     }
 
+    /// Writes several lines at once.
+    fn say_all(&mut self, lines: &[String]) -> io::Result<()> {
+        for line in lines {
+            writeln!(self.out, "{line}")?;
+        }
+        self.out.flush()
+    }
+
     fn error(&mut self, message: &str) -> io::Result<()> {
         log::debug!("error: {message}");
         self.say(&info_string(&format!("error: {message}")))
@@ -253,10 +235,67 @@ impl<W: Write> Engine<W> {
 
     fn handle_line(&mut self, line: &str) -> io::Result<()> {
         log::debug!("<< {line}");
-        match parse(line) {
+        self.dispatch(parse(line))
+    }
+
+    /// Answers a parsed line now, or holds it while table work is pending.
+    fn dispatch(&mut self, parsed: Result<Command, ParseError>) -> io::Result<()> {
+        if self.table_jobs == 0 && self.held.is_empty() {
+            return self.answer(parsed);
+        }
+        // Table work is pending: what concerns the running task acts at
+        // once (so `stop` and `quit` stay prompt); everything else waits
+        // its turn.
+        match parsed {
+            Ok(Command::Stop) if self.task.is_some() => {
+                self.stop()?;
+                // It may also be meant for a held `go`.
+                if !self.held.is_empty() {
+                    self.held.push_back(Ok(Command::Stop));
+                }
+                Ok(())
+            }
+            Ok(Command::PonderHit) if self.is_pondering() => self.ponder_hit(),
+            Ok(Command::Quit) => {
+                // Stop what runs now; quit once the held input is answered.
+                self.stop()?;
+                self.held.push_back(Ok(Command::Quit));
+                Ok(())
+            }
+            parsed => {
+                self.held.push_back(parsed);
+                Ok(())
+            }
+        }
+    }
+
+    /// Answers one parsed line.
+    fn answer(&mut self, parsed: Result<Command, ParseError>) -> io::Result<()> {
+        match parsed {
             Ok(command) => self.handle_command(command),
             Err(error) => self.error(&error.to_string()),
         }
+    }
+
+    /// Answers held input, in order, while no table job is pending.
+    fn answer_held(&mut self) -> io::Result<()> {
+        while self.table_jobs == 0 && !self.quitting {
+            let Some(parsed) = self.held.pop_front() else {
+                break;
+            };
+            self.answer(parsed)?;
+        }
+        Ok(())
+    }
+
+    fn is_pondering(&self) -> bool {
+        matches!(
+            self.task,
+            Some(Task::Search {
+                pondering: true,
+                ..
+            })
+        )
     }
 
     fn handle_command(&mut self, command: Command) -> io::Result<()> {
@@ -284,12 +323,7 @@ impl<W: Write> Engine<W> {
     }
 
     fn uci(&mut self) -> io::Result<()> {
-        self.say(&format!("id name {NAME}"))?;
-        self.say(&format!("id author {AUTHOR}"))?;
-        for line in options::option_lines() {
-            self.say(&line)?;
-        }
-        self.say("uciok")
+        self.say_all(&response::uci_lines())
     }
 
     /// The reason a command that needs the search thread idle must wait,
@@ -306,7 +340,7 @@ impl<W: Write> Engine<W> {
     fn set_option(&mut self, name: &str, value: Option<&str>) -> io::Result<()> {
         let change = match options::check(name, value) {
             Ok(change) => change,
-            Err(message) => return self.error(&format!("setoption: {message}")),
+            Err(error) => return self.error(&format!("setoption: {error}")),
         };
         match change {
             Change::Hash(_) | Change::ClearHash => {
@@ -357,23 +391,16 @@ impl<W: Write> Engine<W> {
         self.search.send(job);
     }
 
+    /// `isready`: only answered with no table job pending (input that
+    /// arrives meanwhile is held, this included).
     fn is_ready(&mut self) -> io::Result<()> {
-        if self.table_jobs > 0 {
-            self.deferred_readyok += 1;
-            return Ok(());
-        }
         self.say("readyok")
     }
 
-    /// A table job finished: answer the `isready`s that waited for it.
+    /// A table job finished: once none is left, answer the held input.
     fn table_job_done(&mut self) -> io::Result<()> {
         self.table_jobs = self.table_jobs.saturating_sub(1);
-        if self.table_jobs == 0 {
-            for _ in 0..std::mem::take(&mut self.deferred_readyok) {
-                self.say("readyok")?;
-            }
-        }
-        Ok(())
+        self.answer_held()
     }
 
     /// `position`: builds the new game on the side and swaps it in only if
@@ -397,7 +424,7 @@ impl<W: Write> Engine<W> {
                     quote(text)
                 ));
             }
-            match parse_move(text, &game.position) {
+            match parse_move(text, game.position()) {
                 Ok(mv) => game.play(mv),
                 Err(error) => {
                     return self.error(&format!(
@@ -412,61 +439,78 @@ impl<W: Write> Engine<W> {
     }
 
     fn go(&mut self, go: Go) -> io::Result<()> {
-        if let Some(reason) = self.busy() {
-            return self.error(&format!("go ignored: {reason}"));
-        }
-        let position = self.game.position;
-        let mut searchmoves = Vec::new();
-        for text in &go.searchmoves {
-            match parse_move(text, &position) {
-                Ok(mv) => searchmoves.push(mv),
-                Err(error) => return self.error(&format!("go ignored: searchmoves: {error}")),
-            }
-        }
-        let hold = go.infinite || go.ponder;
-        let started = Instant::now();
+        let searchmoves = match self.check_go(&go) {
+            Ok(searchmoves) => searchmoves,
+            Err(message) => return self.error(&format!("go ignored: {message}")),
+        };
         if let Some(outcome) = self.game.outcome(self.options.rules) {
-            self.say(&info_string(&format!("game over: {outcome}")))?;
-            self.task = Some(Task::Search {
-                hold,
-                infinite: go.infinite,
-                pondering: go.ponder,
-                pending: Some(SearchResult {
-                    best_move: None,
-                    ponder_move: None,
-                    score: 0,
-                    depth: 0,
-                    nodes: 0,
-                }),
-                game_over: true,
-                started,
-            });
-            return if hold { Ok(()) } else { self.finish_search() };
+            return self.game_over(&go, outcome);
         }
-        if let Some(missing) = missing_clock(&go, position.side_to_move()) {
+        let side = self.game.position().side_to_move();
+        if let Some(missing) = go.missing_clock(side) {
             self.say(&info_string(&format!(
                 "warning: go gives no {missing} for {}, the side to move: its clock counts as zero",
-                position.side_to_move().name()
+                side.name()
             )))?;
         }
-        let settings = Settings {
-            rules: self.options.rules,
-            evaluation: self.options.evaluation,
-            multipv: self.options.multipv,
-            move_overhead: self.options.move_overhead,
-            tablebase: self.options.tablebase,
-        };
-        let request = Request {
+        let request = self.search_request(&go, searchmoves);
+        self.start_search(&go, request);
+        Ok(())
+    }
+
+    /// Checks that a `go` can run now: the search thread is idle and its
+    /// `searchmoves` are legal here (returned as moves).
+    fn check_go(&self, go: &Go) -> Result<Vec<Move>, String> {
+        if let Some(reason) = self.busy() {
+            return Err(reason.to_string());
+        }
+        go.searchmoves
+            .iter()
+            .map(|text| parse_move(text, self.game.position()))
+            .collect::<Result<_, _>>()
+            .map_err(|error| format!("searchmoves: {error}"))
+    }
+
+    /// `go` in a finished game: no search, the result `(none)` is ready
+    /// (and held like a search's for `infinite` and `ponder`).
+    fn game_over(&mut self, go: &Go, outcome: Outcome) -> io::Result<()> {
+        self.say(&info_string(&format!("game over: {outcome}")))?;
+        let hold = go.infinite || go.ponder;
+        self.task = Some(Task::Search {
+            hold,
+            infinite: go.infinite,
+            pondering: go.ponder,
+            pending: Some(SearchResult {
+                best_move: None,
+                ponder_move: None,
+                score: 0,
+                depth: 0,
+                nodes: 0,
+            }),
+            game_over: true,
+            started: Instant::now(),
+        });
+        if hold { Ok(()) } else { self.finish_search() }
+    }
+
+    /// The search a `go` asks for, in the current game under the options.
+    fn search_request(&self, go: &Go, searchmoves: Vec<Move>) -> Request {
+        let position = *self.game.position();
+        Request {
             position,
             history: self.game.history(),
-            limits: limits(&go, position.side_to_move(), searchmoves),
-            settings,
+            limits: go.limits(position.side_to_move(), searchmoves),
+            settings: self.options.settings(),
             // The search thread finds the table (it may have to solve it).
             table: None,
-        };
+        }
+    }
+
+    /// Sends a search to the search thread.
+    fn start_search(&mut self, go: &Go, request: Request) {
         // Scores in the table are only valid under the rules and
         // evaluation they were computed with.
-        let wanted = (settings.rules, settings.evaluation);
+        let wanted = (request.settings.rules, request.settings.evaluation);
         if self.tables_for != wanted {
             self.send_table_job(Job::Clear { history: true });
             self.tables_for = wanted;
@@ -477,15 +521,14 @@ impl<W: Write> Engine<W> {
         signals.stop.store(false, Ordering::SeqCst);
         signals.pondering.store(go.ponder, Ordering::SeqCst);
         self.task = Some(Task::Search {
-            hold,
+            hold: go.infinite || go.ponder,
             infinite: go.infinite,
             pondering: go.ponder,
             pending: None,
             game_over: false,
-            started,
+            started: Instant::now(),
         });
         self.search.send(Job::Search(Box::new(request)));
-        Ok(())
     }
 
     fn perft(&mut self, depth: u32) -> io::Result<()> {
@@ -494,12 +537,12 @@ impl<W: Write> Engine<W> {
         }
         if depth == 0 {
             // The position itself is the one leaf.
-            return self.say("Nodes searched: 1");
+            return self.say(&response::perft_total(1));
         }
         self.shared.signals.stop.store(false, Ordering::SeqCst);
         self.task = Some(Task::Perft);
         self.search.send(Job::Perft {
-            position: self.game.position,
+            position: *self.game.position(),
             depth,
         });
         Ok(())
@@ -592,11 +635,11 @@ impl<W: Write> Engine<W> {
             }
             Event::PerftDone(result) => {
                 self.task = None;
-                self.print_perft(result)
+                self.say_all(&response::perft_lines(result.as_deref()))
             }
             Event::BenchDone(report) => {
                 self.task = None;
-                self.print_bench(&report)
+                self.say_all(&report.text_lines())
             }
             Event::HashResized { in_effect, error } => {
                 self.options.hash_mb = in_effect;
@@ -622,29 +665,6 @@ impl<W: Write> Engine<W> {
         }
     }
 
-    fn print_perft(&mut self, result: Option<Vec<(Move, u64)>>) -> io::Result<()> {
-        let Some(counts) = result else {
-            return self.say(&info_string("perft stopped before it finished"));
-        };
-        let mut lines: Vec<(String, u64)> = counts
-            .iter()
-            .map(|&(mv, count)| (format_move(Some(mv)), count))
-            .collect();
-        lines.sort();
-        for (mv, count) in &lines {
-            self.say(&format!("{mv}: {count}"))?;
-        }
-        let total: u64 = counts.iter().map(|&(_, count)| count).sum();
-        self.say(&format!("Nodes searched: {total}"))
-    }
-
-    fn print_bench(&mut self, report: &BenchReport) -> io::Result<()> {
-        for line in report.text_lines() {
-            self.say(&line)?;
-        }
-        Ok(())
-    }
-
     fn quit(&mut self) -> io::Result<()> {
         self.quitting = true;
         // Finish what runs: a search still owes its `bestmove`, and table
@@ -664,136 +684,34 @@ impl<W: Write> Engine<W> {
     }
 
     fn display(&mut self) -> io::Result<()> {
-        let position = self.game.position;
-        let size = position.size();
-        let border = format!("   +{}", "---+".repeat(size));
-        self.say(&border)?;
-        for rank in (0..size).rev() {
-            let mut row = format!("{:>2} |", rank + 1);
-            for file in 0..size {
-                let car = match position.car_at(square(file, rank)) {
-                    Some(Color::Black) => 'B',
-                    Some(Color::White) => 'W',
-                    None => ' ',
-                };
-                row.push_str(&format!(" {car} |"));
-            }
-            self.say(&row)?;
-            self.say(&border)?;
-        }
-        let files: Vec<String> = (0..size)
-            .map(|f| ((b'a' + f as u8) as char).to_string())
-            .collect();
-        self.say(&format!("     {}", files.join("   ")))?;
-        self.say("")?;
-        self.say(&format!("Fen: {}", format_position(&position)))?;
-        self.say(&format!("Key: {:016X}", position.key()))?;
-        self.say(&format!(
-            "Rules: {}  Cars off: Black {}, White {}",
-            self.options.rules.name(),
-            position.cars_off(Color::Black),
-            position.cars_off(Color::White)
-        ))?;
-        let mut moves = format_moves_sorted(&position.legal_moves());
-        if moves.is_empty() {
-            moves.push("(none)".to_string());
-        }
-        self.say(&format!("Legal moves: {}", moves.join(" ")))?;
-        let status = match self.game.outcome(self.options.rules) {
-            Some(outcome) => format!("game over, {outcome}"),
-            None => format!("{} to move", position.side_to_move().name()),
-        };
-        self.say(&format!("Status: {status}"))
+        let rules = self.options.rules;
+        let lines = response::display_lines(self.game.position(), rules, self.game.outcome(rules));
+        self.say_all(&lines)
     }
 
     /// `solve`: the current position's value from the solved tables, for
     /// the side to move, in one line. Tables are consulted whatever the
     /// `Tablebase` option says (it governs play only).
     fn solve(&mut self) -> io::Result<()> {
-        let position = self.game.position;
+        let position = *self.game.position();
         let side = position.side_to_move();
         let rules = self.options.rules;
-        let answer = match self.game.outcome(rules) {
-            Some(Outcome::DrawByRepetition) => "solve draw".to_string(),
-            Some(outcome) if outcome.winner() == Some(side) => "solve win 0".to_string(),
-            Some(_) => "solve loss 0".to_string(),
+        let value = match self.game.outcome(rules) {
+            Some(Outcome::DrawByRepetition) => Some(Value::Draw),
+            Some(outcome) if outcome.winner() == Some(side) => Some(Value::Win(0)),
+            Some(_) => Some(Value::Loss(0)),
             None => {
                 let tablebases = self.shared.tablebases.read().clone();
-                match tablebases
+                tablebases
                     .find(position.size(), rules)
                     .and_then(|table| table.probe(&position))
-                {
-                    Some(Value::Win(plies)) => format!("solve win {plies}"),
-                    Some(Value::Loss(plies)) => format!("solve loss {plies}"),
-                    Some(Value::Draw) => "solve draw".to_string(),
-                    None => "solve unknown".to_string(),
-                }
             }
         };
-        self.say(&answer)
+        self.say(&response::solve_line(value))
     }
 
     fn eval(&mut self) -> io::Result<()> {
-        let position = self.game.position;
-        let kind = self.options.evaluation;
-        self.say(&format!(
-            "Evaluation: {} (from White's point of view: positive is good for White)",
-            kind.name()
-        ))?;
-        self.say(&format!(
-            "{:<20} {:>7} {:>7} {:>7}",
-            "Term", "White", "Black", "Total"
-        ))?;
-        for term in eval::terms(&position, kind) {
-            self.say(&format!(
-                "{:<20} {:>7} {:>7} {:>7}",
-                term.name,
-                term.white,
-                term.black,
-                term.total()
-            ))?;
-        }
-        self.say(&format!(
-            "Final evaluation: {} (white side)",
-            eval::evaluate(&position, kind)
-        ))
-    }
-}
-
-/// Whether `go` has clock parameters (a timed search) but not the side to
-/// move's own clock: the name of the missing parameter.
-fn missing_clock(go: &Go, side: Color) -> Option<&'static str> {
-    let (own, name) = match side {
-        Color::White => (go.wtime, "wtime"),
-        Color::Black => (go.btime, "btime"),
-    };
-    (go.has_clock() && own.is_none() && go.movetime.is_none() && !go.infinite).then_some(name)
-}
-
-/// Turns `go`'s parameters into search limits for `side` to move.
-fn limits(go: &Go, side: Color, searchmoves: Vec<Move>) -> Limits {
-    let ms = |value: Option<i64>| Duration::from_millis(value.unwrap_or(0).max(0) as u64);
-    let time = if let Some(movetime) = go.movetime {
-        TimeLimit::MoveTime(Duration::from_millis(movetime))
-    } else if go.has_clock() {
-        let (remaining, increment) = match side {
-            Color::White => (go.wtime, go.winc),
-            Color::Black => (go.btime, go.binc),
-        };
-        TimeLimit::Clock {
-            remaining: ms(remaining),
-            increment: ms(increment),
-            moves_to_go: go.movestogo.filter(|&n| n > 0),
-        }
-    } else {
-        TimeLimit::None
-    };
-    Limits {
-        time: if go.infinite { TimeLimit::None } else { time },
-        depth: go.depth,
-        nodes: go.nodes,
-        mate: go.mate,
-        infinite: go.infinite,
-        searchmoves,
+        let lines = response::eval_lines(self.game.position(), self.options.evaluation);
+        self.say_all(&lines)
     }
 }

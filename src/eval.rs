@@ -5,9 +5,9 @@
 //! Two functions are offered through the `Evaluation` option:
 //!
 //! - [`Evaluation::Textbook`]: the course material's function, exact on
-//!   3 x 3 (see `shared/dodgem.md`) and generalised to n x n by keeping its
-//!   per-square pattern: a White car on (file f, rank r) (0-based) is worth
-//!   `15 r + 5 f`, a Black car `-(15 f + 5 r)`; a White car directly east of
+//!   3 x 3 (its weights and worked examples) and generalised to n x n by
+//!   keeping its per-square pattern: a White car on (file f, rank r)
+//!   (0-based) is worth `15 r + 5 f`, a Black car `-(15 f + 5 r)`; a White car directly east of
 //!   a Black car adds +40, two files east +30; a Black car directly north of
 //!   a White car adds -40, two ranks north -30. A car that has left the
 //!   board is worth nothing, as in the course material.
@@ -17,7 +17,7 @@
 //!   move. Driving a car off is always progress here, whereas the textbook
 //!   function scores an exit as a loss of the car's square value.
 
-use crate::board::{Color, Position, file_of, rank_of};
+use crate::board::{Color, Position, file_of, rank_of, square};
 
 /// Which evaluation function the search uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -33,7 +33,7 @@ impl Evaluation {
     pub const ALL: [Evaluation; 2] = [Evaluation::Race, Evaluation::Textbook];
 
     /// The option value naming this function.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Evaluation::Textbook => "textbook",
             Evaluation::Race => "race",
@@ -116,7 +116,7 @@ fn coords(position: &Position, color: Color) -> impl Iterator<Item = (usize, usi
 /// Whether `color` has a car on (`file`, `rank`); off-board squares have none.
 fn has_car(position: &Position, color: Color, file: usize, rank: usize) -> bool {
     let size = position.size();
-    file < size && rank < size && position.cars(color) & (1u64 << (rank * 8 + file)) != 0
+    file < size && rank < size && position.cars(color) & (1u64 << square(file, rank)) != 0
 }
 
 /// Number of opponent cars `steps` squares ahead of each of `color`'s cars.
@@ -207,7 +207,7 @@ mod tests {
 
     #[test]
     fn textbook_worked_examples() {
-        // From shared/dodgem.md: the side to move does not matter.
+        // As the course material defines it: the side to move does not matter.
         for side in ["b", "w"] {
             let first = parse_position(&format!("B2/3/BWW {side}")).unwrap();
             assert_eq!(evaluate(&first, Evaluation::Textbook), 75);

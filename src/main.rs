@@ -1,9 +1,8 @@
 //! The `dodgem` binary: the engine on stdin/stdout by default, or a
 //! subcommand run from the shell.
 
-use std::io::{self, Write};
+use std::io;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
@@ -18,41 +17,16 @@ struct Cli {
 #[derive(Subcommand)]
 enum Commands {
     /// Run the engine on stdin/stdout (the default).
-    Uci,
+    Uci(dodgem::engine::UciArgs),
     /// Search the bench positions to a fixed depth and print nodes and speed.
-    Bench {
-        /// Search depth in plies.
-        #[arg(default_value_t = dodgem::bench::DEFAULT_DEPTH)]
-        depth: u32,
-    },
+    Bench(dodgem::bench::BenchArgs),
     /// Count the leaves of the move tree (a move generator check and speed test).
-    Perft {
-        /// Depth in plies.
-        depth: u32,
-        /// Board size of the start position.
-        #[arg(long, default_value_t = 3)]
-        size: usize,
-        /// A position string instead of the start position.
-        #[arg(long, conflicts_with = "size")]
-        fen: Option<String>,
-    },
+    Perft(dodgem::perft::PerftArgs),
     /// Solve a board by retrograde analysis into a directory of layer
     /// files (resumable), check such a directory, or write a dense table.
     Solve(Box<dodgem::solver::cli::SolveArgs>),
     /// Play in a web browser: serve a page on 127.0.0.1 and print its address.
-    Gui {
-        /// Port on 127.0.0.1 (0 picks a free one).
-        #[arg(long, default_value_t = 8080)]
-        port: u16,
-        /// The engine's command line (split like a shell's, run without one);
-        /// the default is this program's own engine.
-        #[arg(long)]
-        engine: Option<String>,
-        /// An engine option, `Name=Value` (`Name` for a button), e.g.
-        /// `TablebasePath=5x5-textbook.dtb`; repeatable.
-        #[arg(long = "option", value_name = "NAME=VALUE")]
-        options: Vec<String>,
-    },
+    Gui(dodgem::gui::GuiOptions),
     /// Play games between two engines over pipes and report the score.
     Match(Box<dodgem::referee::MatchArgs>),
 }
@@ -78,45 +52,12 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
-    match cli.command.unwrap_or(Commands::Uci) {
-        Commands::Uci => {
-            let stdin = io::BufReader::new(io::stdin());
-            Ok(dodgem::engine::run(stdin, io::stdout().lock())?)
-        }
-        Commands::Bench { depth } => {
-            let report = dodgem::bench::run(depth.max(1), &dodgem::search::Signals::default());
-            let mut out = io::stdout().lock();
-            for line in report.text_lines() {
-                writeln!(out, "{line}")?;
-            }
-            Ok(())
-        }
-        Commands::Perft { depth, size, fen } => {
-            let position = match fen {
-                Some(text) => dodgem::notation::parse_position(&text)?,
-                None if (dodgem::board::MIN_SIZE..=dodgem::board::MAX_SIZE).contains(&size) => {
-                    dodgem::Position::start(size)
-                }
-                None => return Err(format!("board size {size} is outside 3..8").into()),
-            };
-            let start = Instant::now();
-            let nodes = dodgem::perft::perft(&position, depth);
-            let elapsed = start.elapsed();
-            let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
-            println!("Nodes searched: {nodes}");
-            println!("Time: {} ms, {nps} nodes/s", elapsed.as_millis());
-            Ok(())
-        }
-        Commands::Solve(args) => dodgem::solver::cli::run(&args),
-        Commands::Gui {
-            port,
-            engine,
-            options,
-        } => dodgem::gui::run(dodgem::gui::GuiOptions {
-            port,
-            engine,
-            options,
-        }),
-        Commands::Match(args) => Ok(dodgem::referee::run(&args)?),
+    match (cli.command).unwrap_or(Commands::Uci(dodgem::engine::UciArgs::default())) {
+        Commands::Uci(args) => Ok(args.run()?),
+        Commands::Bench(args) => Ok(args.run()?),
+        Commands::Perft(args) => args.run(),
+        Commands::Solve(args) => args.run(),
+        Commands::Gui(args) => args.run(),
+        Commands::Match(args) => Ok(args.run()?),
     }
 }

@@ -17,8 +17,11 @@
 
 use std::fmt;
 
+use crate::protocol::{escape, quote};
+
 use crate::board::{
-    Color, Direction, MAX_SIZE, MIN_SIZE, Move, Position, Square, file_of, rank_of, square,
+    BadSize, Color, Direction, MAX_SIZE, MIN_SIZE, Move, Position, Square, check_size, file_of,
+    rank_of, square,
 };
 
 /// Why a position string was rejected.
@@ -54,10 +57,10 @@ impl fmt::Display for PositionError {
                 )
             }
             PositionError::BadSideToMove(text) => {
-                write!(f, "bad side to move '{text}' (expected 'b' or 'w')")
+                write!(f, "bad side to move {} (expected 'b' or 'w')", quote(text))
             }
             PositionError::TrailingText(text) => {
-                write!(f, "unexpected text '{text}' after the side to move")
+                write!(f, "unexpected text {} after the side to move", quote(text))
             }
             PositionError::SizeOutOfRange(size) => write!(
                 f,
@@ -70,8 +73,8 @@ impl fmt::Display for PositionError {
             ),
             PositionError::UnknownCharacter(c) => write!(
                 f,
-                "unknown character '{}' in board (expected B, W, / or a digit 1-{MAX_SIZE})",
-                c.escape_debug()
+                "unknown character {} in board (expected B, W, / or a digit 1-{MAX_SIZE})",
+                quote(&c.to_string())
             ),
             PositionError::TooManyCars { color, count, max } => write!(
                 f,
@@ -109,9 +112,7 @@ pub fn parse_position(text: &str) -> Result<Position, PositionError> {
     {
         return Err(PositionError::UnknownCharacter(c));
     }
-    if !(MIN_SIZE..=MAX_SIZE).contains(&size) {
-        return Err(PositionError::SizeOutOfRange(size));
-    }
+    check_size(size).map_err(|BadSize(size)| PositionError::SizeOutOfRange(size))?;
     let mut cars = [0u64; 2];
     for (row, text) in ranks.iter().enumerate() {
         let rank = size - 1 - row;
@@ -232,15 +233,16 @@ impl fmt::Display for MoveError {
         match self {
             MoveError::Syntax(m) => write!(
                 f,
-                "'{}' is not a move (expected from-square and to-square, like a2b2)",
-                m.escape_debug()
+                "{} is not a move (expected from-square and to-square, like a2b2)",
+                quote(m)
             ),
-            MoveError::OffBoard(m) => write!(f, "move {m} starts off the board"),
+            MoveError::OffBoard(m) => write!(f, "move {} starts off the board", escape(m)),
             MoveError::NotAStep(m) => write!(
                 f,
-                "move {m} is not a step of one square east, west, north or south"
+                "move {} is not a step of one square east, west, north or south",
+                escape(m)
             ),
-            MoveError::Illegal(m) => write!(f, "move {m} is illegal in this position"),
+            MoveError::Illegal(m) => write!(f, "move {} is illegal in this position", escape(m)),
         }
     }
 }

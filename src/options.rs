@@ -1,11 +1,38 @@
-//! The engine's options (`uci` lists them, `setoption` sets them).
+//! The engine's options, each described once in [`TABLE`]: `uci` prints
+//! its lines from it, `setoption` is checked against it (and its errors
+//! worded from it), and [`Options::default`] takes its values from the
+//! same [`defaults`].
 
+use std::fmt;
 use std::time::Duration;
 
 use crate::board::{MAX_MOVES, MAX_SIZE, MIN_SIZE, Rules};
 use crate::eval::Evaluation;
 use crate::protocol::quote;
+use crate::search::Settings;
 use crate::tt::TranspositionTable;
+
+/// Every option's default: the one place they are written.
+pub mod defaults {
+    use super::{Evaluation, Rules, TranspositionTable};
+
+    pub const HASH_MB: usize = TranspositionTable::DEFAULT_MB;
+    pub const BOARD_SIZE: usize = 3;
+    pub const RULES: Rules = Rules::Textbook;
+    pub const EVALUATION: Evaluation = Evaluation::Race;
+    pub const MOVE_OVERHEAD_MS: u64 = 10;
+    pub const PONDER: bool = false;
+    pub const MULTIPV: usize = 1;
+    pub const TABLEBASE: bool = true;
+    /// No table files.
+    pub const TABLEBASE_PATH: &str = "";
+}
+
+/// Largest `Move Overhead`, in milliseconds.
+const MAX_OVERHEAD_MS: u64 = 5000;
+
+/// How `uci` shows an empty string option (and `setoption` may send it).
+const EMPTY: &str = "<empty>";
 
 /// The current option values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,15 +53,28 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            hash_mb: TranspositionTable::DEFAULT_MB,
-            board_size: 3,
-            rules: Rules::default(),
-            evaluation: Evaluation::default(),
-            move_overhead: Duration::from_millis(10),
-            ponder: false,
-            multipv: 1,
-            tablebase: true,
-            tablebase_path: String::new(),
+            hash_mb: defaults::HASH_MB,
+            board_size: defaults::BOARD_SIZE,
+            rules: defaults::RULES,
+            evaluation: defaults::EVALUATION,
+            move_overhead: Duration::from_millis(defaults::MOVE_OVERHEAD_MS),
+            ponder: defaults::PONDER,
+            multipv: defaults::MULTIPV,
+            tablebase: defaults::TABLEBASE,
+            tablebase_path: defaults::TABLEBASE_PATH.to_string(),
+        }
+    }
+}
+
+impl Options {
+    /// The options the search reads.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            rules: self.rules,
+            evaluation: self.evaluation,
+            multipv: self.multipv,
+            move_overhead: self.move_overhead,
+            tablebase: self.tablebase,
         }
     }
 }
@@ -54,139 +94,310 @@ pub enum Change {
     TablebasePath(String),
 }
 
-const MAX_OVERHEAD_MS: u64 = 5000;
+/// One option: its name, its kind with default and range or choices, and
+/// the change a value asks for.
+pub struct Spec {
+    pub name: &'static str,
+    pub kind: Kind,
+}
+
+/// An option's type as UCI knows it, with what `setoption` accepts.
+pub enum Kind {
+    /// A whole number within `min..=max`.
+    Spin {
+        default: u64,
+        min: u64,
+        max: u64,
+        change: fn(u64) -> Change,
+    },
+    /// `true` or `false` (case-insensitive).
+    Check {
+        default: bool,
+        change: fn(bool) -> Change,
+    },
+    /// One of `choices` (case-insensitive); `change` gets its index.
+    Combo {
+        default: &'static str,
+        choices: &'static [&'static str],
+        change: fn(usize) -> Change,
+    },
+    /// No value.
+    Button { change: Change },
+    /// Any text; none, or [`EMPTY`], is the empty string.
+    String {
+        default: &'static str,
+        change: fn(String) -> Change,
+    },
+}
+
+const RULE_NAMES: [&str; 2] = [Rules::ALL[0].name(), Rules::ALL[1].name()];
+const EVALUATION_NAMES: [&str; 2] = [Evaluation::ALL[0].name(), Evaluation::ALL[1].name()];
+
+/// Every option, in the order `uci` lists them.
+pub const TABLE: [Spec; 10] = [
+    Spec {
+        name: "Hash",
+        kind: Kind::Spin {
+            default: defaults::HASH_MB as u64,
+            min: TranspositionTable::MIN_MB as u64,
+            max: TranspositionTable::MAX_MB as u64,
+            change: |mb| Change::Hash(mb as usize),
+        },
+    },
+    Spec {
+        name: "Clear Hash",
+        kind: Kind::Button {
+            change: Change::ClearHash,
+        },
+    },
+    Spec {
+        name: "BoardSize",
+        kind: Kind::Spin {
+            default: defaults::BOARD_SIZE as u64,
+            min: MIN_SIZE as u64,
+            max: MAX_SIZE as u64,
+            change: |size| Change::BoardSize(size as usize),
+        },
+    },
+    Spec {
+        name: "Rules",
+        kind: Kind::Combo {
+            default: defaults::RULES.name(),
+            choices: &RULE_NAMES,
+            change: |index| Change::Rules(Rules::ALL[index]),
+        },
+    },
+    Spec {
+        name: "Evaluation",
+        kind: Kind::Combo {
+            default: defaults::EVALUATION.name(),
+            choices: &EVALUATION_NAMES,
+            change: |index| Change::Evaluation(Evaluation::ALL[index]),
+        },
+    },
+    Spec {
+        name: "Move Overhead",
+        kind: Kind::Spin {
+            default: defaults::MOVE_OVERHEAD_MS,
+            min: 0,
+            max: MAX_OVERHEAD_MS,
+            change: |ms| Change::MoveOverhead(Duration::from_millis(ms)),
+        },
+    },
+    Spec {
+        name: "Ponder",
+        kind: Kind::Check {
+            default: defaults::PONDER,
+            change: Change::Ponder,
+        },
+    },
+    Spec {
+        name: "MultiPV",
+        kind: Kind::Spin {
+            default: defaults::MULTIPV as u64,
+            min: 1,
+            max: MAX_MOVES as u64,
+            change: |lines| Change::MultiPv(lines as usize),
+        },
+    },
+    Spec {
+        name: "Tablebase",
+        kind: Kind::Check {
+            default: defaults::TABLEBASE,
+            change: Change::Tablebase,
+        },
+    },
+    Spec {
+        name: "TablebasePath",
+        kind: Kind::String {
+            default: defaults::TABLEBASE_PATH,
+            change: Change::TablebasePath,
+        },
+    },
+];
+
+impl Spec {
+    /// The `option name ...` line `uci` prints.
+    pub fn line(&self) -> String {
+        let name = self.name;
+        match &self.kind {
+            Kind::Spin {
+                default, min, max, ..
+            } => format!("option name {name} type spin default {default} min {min} max {max}"),
+            Kind::Check { default, .. } => {
+                format!("option name {name} type check default {default}")
+            }
+            Kind::Combo {
+                default, choices, ..
+            } => {
+                let vars: String = choices.iter().map(|c| format!(" var {c}")).collect();
+                format!("option name {name} type combo default {default}{vars}")
+            }
+            Kind::Button { .. } => format!("option name {name} type button"),
+            Kind::String { default, .. } => {
+                let default = if default.is_empty() { EMPTY } else { default };
+                format!("option name {name} type string default {default}")
+            }
+        }
+    }
+
+    /// What a value may be, for error messages.
+    fn expected(&self) -> Expected {
+        match &self.kind {
+            Kind::Spin { min, max, .. } => Expected::Range(*min, *max),
+            Kind::Check { .. } => Expected::Choices(&["true", "false"]),
+            Kind::Combo { choices, .. } => Expected::Choices(choices),
+            Kind::Button { .. } => Expected::Nothing,
+            Kind::String { .. } => Expected::Text,
+        }
+    }
+
+    /// Checks `value` for this option and returns the change it asks for.
+    ///
+    /// # Errors
+    /// [`OptionError::NoValue`], [`OptionError::BadValue`] or
+    /// [`OptionError::ButtonValue`].
+    pub fn read(&self, value: Option<&str>) -> Result<Change, OptionError> {
+        let bad = |value: &str| OptionError::BadValue {
+            option: self.name,
+            value: value.to_string(),
+            expected: self.expected(),
+        };
+        let needed = || OptionError::NoValue {
+            option: self.name,
+            expected: self.expected(),
+        };
+        match &self.kind {
+            Kind::Spin {
+                min, max, change, ..
+            } => {
+                let value = value.ok_or_else(needed)?;
+                match value.parse::<u64>() {
+                    Ok(n) if (*min..=*max).contains(&n) => Ok(change(n)),
+                    _ => Err(bad(value)),
+                }
+            }
+            Kind::Check { change, .. } => {
+                let value = value.ok_or_else(needed)?;
+                match value.to_ascii_lowercase().as_str() {
+                    "true" => Ok(change(true)),
+                    "false" => Ok(change(false)),
+                    _ => Err(bad(value)),
+                }
+            }
+            Kind::Combo {
+                choices, change, ..
+            } => {
+                let value = value.ok_or_else(needed)?;
+                choices
+                    .iter()
+                    .position(|choice| choice.eq_ignore_ascii_case(value))
+                    .map(change)
+                    .ok_or_else(|| bad(value))
+            }
+            Kind::Button { change } => match value {
+                None => Ok(change.clone()),
+                Some(_) => Err(OptionError::ButtonValue { option: self.name }),
+            },
+            Kind::String { change, .. } => Ok(change(match value {
+                None | Some(EMPTY) => String::new(),
+                Some(text) => text.to_string(),
+            })),
+        }
+    }
+}
+
+/// What an option's value may be (for messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    Range(u64, u64),
+    Choices(&'static [&'static str]),
+    Nothing,
+    Text,
+}
+
+/// Why a `setoption` was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionError {
+    /// No option has this name.
+    Unknown(String),
+    /// The option needs a value and none was given.
+    NoValue {
+        option: &'static str,
+        expected: Expected,
+    },
+    /// The value is not one the option takes.
+    BadValue {
+        option: &'static str,
+        value: String,
+        expected: Expected,
+    },
+    /// A value was given to a button.
+    ButtonValue { option: &'static str },
+}
+
+impl fmt::Display for OptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionError::Unknown(name) => write!(f, "unknown option {}", quote(name)),
+            OptionError::NoValue { option, expected } => {
+                write!(f, "option {option} needs a value (")?;
+                match expected {
+                    Expected::Range(min, max) => write!(f, "{min} to {max}")?,
+                    Expected::Choices(choices) => write!(f, "{}", choices.join(" or "))?,
+                    Expected::Nothing | Expected::Text => write!(f, "text")?,
+                }
+                write!(f, ")")
+            }
+            OptionError::BadValue {
+                option,
+                value,
+                expected,
+            } => {
+                write!(
+                    f,
+                    "bad value {} for option {option} (expected ",
+                    quote(value)
+                )?;
+                match expected {
+                    Expected::Range(min, max) => {
+                        write!(f, "a whole number from {min} to {max}")?;
+                    }
+                    Expected::Choices(choices) => write!(f, "{}", choices.join(" or "))?,
+                    Expected::Nothing => write!(f, "no value")?,
+                    Expected::Text => write!(f, "text")?,
+                }
+                write!(f, ")")
+            }
+            OptionError::ButtonValue { option } => {
+                write!(f, "option {option} is a button and takes no value")
+            }
+        }
+    }
+}
+
+impl std::error::Error for OptionError {}
+
+/// The option called `name` (case-insensitive, as UCI asks).
+pub fn find(name: &str) -> Option<&'static Spec> {
+    TABLE
+        .iter()
+        .find(|spec| spec.name.eq_ignore_ascii_case(name))
+}
 
 /// The `option name ...` lines that `uci` prints.
 pub fn option_lines() -> Vec<String> {
-    let defaults = Options::default();
-    let combo = |names: &[&str]| {
-        names
-            .iter()
-            .map(|n| format!(" var {n}"))
-            .collect::<String>()
-    };
-    vec![
-        format!(
-            "option name Hash type spin default {} min {} max {}",
-            defaults.hash_mb,
-            TranspositionTable::MIN_MB,
-            TranspositionTable::MAX_MB
-        ),
-        "option name Clear Hash type button".to_string(),
-        format!(
-            "option name BoardSize type spin default {} min {MIN_SIZE} max {MAX_SIZE}",
-            defaults.board_size
-        ),
-        format!(
-            "option name Rules type combo default {}{}",
-            defaults.rules.name(),
-            combo(&Rules::ALL.map(Rules::name))
-        ),
-        format!(
-            "option name Evaluation type combo default {}{}",
-            defaults.evaluation.name(),
-            combo(&Evaluation::ALL.map(Evaluation::name))
-        ),
-        format!(
-            "option name Move Overhead type spin default {} min 0 max {MAX_OVERHEAD_MS}",
-            defaults.move_overhead.as_millis()
-        ),
-        format!("option name Ponder type check default {}", defaults.ponder),
-        format!(
-            "option name MultiPV type spin default {} min 1 max {MAX_MOVES}",
-            defaults.multipv
-        ),
-        format!(
-            "option name Tablebase type check default {}",
-            defaults.tablebase
-        ),
-        "option name TablebasePath type string default <empty>".to_string(),
-    ]
+    TABLE.iter().map(Spec::line).collect()
 }
 
-/// Reads a spin value within `min..=max`.
-fn spin(name: &str, value: Option<&str>, min: u64, max: u64) -> Result<u64, String> {
-    let value = value.ok_or_else(|| format!("option {name} needs a value ({min} to {max})"))?;
-    match value.parse::<u64>() {
-        Ok(n) if (min..=max).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "bad value {} for option {name} (expected a whole number from {min} to {max})",
-            quote(value)
-        )),
-    }
-}
-
-/// Reads a combo or check value with `read`; `expected` names the choices.
-fn choice<T>(
-    name: &str,
-    value: Option<&str>,
-    expected: &str,
-    read: impl Fn(&str) -> Option<T>,
-) -> Result<T, String> {
-    let value = value.ok_or_else(|| format!("option {name} needs a value ({expected})"))?;
-    read(value).ok_or_else(|| {
-        format!(
-            "bad value {} for option {name} (expected {expected})",
-            quote(value)
-        )
-    })
-}
-
-/// Reads a check value.
-fn check_box(name: &str, value: Option<&str>) -> Result<bool, String> {
-    choice(name, value, "true or false", |v| {
-        match v.to_ascii_lowercase().as_str() {
-            "true" => Some(true),
-            "false" => Some(false),
-            _ => None,
-        }
-    })
-}
-
-/// Checks a `setoption` (names are case-insensitive, as UCI asks) and
-/// returns the change to apply.
+/// Checks a `setoption` and returns the change to apply.
 ///
 /// # Errors
-/// A message naming the unknown option or the bad value.
-pub fn check(name: &str, value: Option<&str>) -> Result<Change, String> {
-    let key = name.to_ascii_lowercase();
-    match key.as_str() {
-        "hash" => spin(
-            "Hash",
-            value,
-            TranspositionTable::MIN_MB as u64,
-            TranspositionTable::MAX_MB as u64,
-        )
-        .map(|mb| Change::Hash(mb as usize)),
-        "clear hash" => match value {
-            None => Ok(Change::ClearHash),
-            Some(_) => Err("option Clear Hash is a button and takes no value".to_string()),
-        },
-        "boardsize" => spin("BoardSize", value, MIN_SIZE as u64, MAX_SIZE as u64)
-            .map(|n| Change::BoardSize(n as usize)),
-        "rules" => {
-            choice("Rules", value, "textbook or classic", Rules::from_name).map(Change::Rules)
-        }
-        "evaluation" => choice(
-            "Evaluation",
-            value,
-            "race or textbook",
-            Evaluation::from_name,
-        )
-        .map(Change::Evaluation),
-        "move overhead" => spin("Move Overhead", value, 0, MAX_OVERHEAD_MS)
-            .map(|ms| Change::MoveOverhead(Duration::from_millis(ms))),
-        "ponder" => check_box("Ponder", value).map(Change::Ponder),
-        "tablebase" => check_box("Tablebase", value).map(Change::Tablebase),
-        "tablebasepath" => Ok(Change::TablebasePath(match value {
-            None | Some("<empty>") => String::new(),
-            Some(path) => path.to_string(),
-        })),
-        "multipv" => {
-            spin("MultiPV", value, 1, MAX_MOVES as u64).map(|n| Change::MultiPv(n as usize))
-        }
-        _ => Err(format!("unknown option {}", quote(name))),
-    }
+/// An [`OptionError`] naming the unknown option or the bad value.
+pub fn check(name: &str, value: Option<&str>) -> Result<Change, OptionError> {
+    find(name)
+        .ok_or_else(|| OptionError::Unknown(name.to_string()))?
+        .read(value)
 }
 
 #[cfg(test)]
@@ -208,10 +419,16 @@ mod tests {
         );
         assert!(check("Rules", Some("chess")).is_err());
         assert_eq!(
-            check("Rules", None),
-            Err("option Rules needs a value (textbook or classic)".to_string())
+            check("Rules", None).unwrap_err().to_string(),
+            "option Rules needs a value (textbook or classic)"
         );
         assert_eq!(check("Clear Hash", None), Ok(Change::ClearHash));
+        assert_eq!(
+            check("Clear Hash", Some("x")),
+            Err(OptionError::ButtonValue {
+                option: "Clear Hash"
+            })
+        );
         assert_eq!(check("Ponder", Some("true")), Ok(Change::Ponder(true)));
         assert!(check("MultiPV", Some("22")).is_err());
         assert_eq!(
@@ -227,34 +444,82 @@ mod tests {
             check("TablebasePath", Some("<empty>")),
             Ok(Change::TablebasePath(String::new()))
         );
-        assert!(
-            check("Threads", Some("2"))
-                .unwrap_err()
-                .contains("unknown option")
+        assert_eq!(
+            check("Threads", Some("2")),
+            Err(OptionError::Unknown("Threads".to_string()))
         );
     }
 
     #[test]
-    fn lists_every_option() {
-        let lines = option_lines();
-        for name in [
-            "Hash",
-            "Clear Hash",
-            "BoardSize",
-            "Rules",
-            "Evaluation",
-            "Move Overhead",
-            "Ponder",
-            "MultiPV",
-            "Tablebase",
-            "TablebasePath",
-        ] {
-            assert!(
-                lines
-                    .iter()
-                    .any(|l| l.starts_with(&format!("option name {name} type"))),
-                "{name}"
-            );
+    fn words_errors_from_the_table() {
+        let message = |name, value| check(name, value).unwrap_err().to_string();
+        assert_eq!(
+            message("Hash", Some("0")),
+            "bad value '0' for option Hash (expected a whole number from 1 to 16384)"
+        );
+        assert_eq!(
+            message("Move Overhead", None),
+            "option Move Overhead needs a value (0 to 5000)"
+        );
+        assert_eq!(
+            message("Evaluation", Some("x")),
+            "bad value 'x' for option Evaluation (expected race or textbook)"
+        );
+        assert_eq!(
+            message("Ponder", Some("yes")),
+            "bad value 'yes' for option Ponder (expected true or false)"
+        );
+        assert_eq!(message("Threads", None), "unknown option 'Threads'");
+    }
+
+    /// Every default in the table is a value the table accepts, and it is
+    /// the value `Options::default` holds.
+    #[test]
+    fn defaults_agree_with_the_table() {
+        let mut options = Options::default();
+        let before = options.clone();
+        for spec in &TABLE {
+            let default = match &spec.kind {
+                Kind::Spin { default, .. } => Some(default.to_string()),
+                Kind::Check { default, .. } => Some(default.to_string()),
+                Kind::Combo { default, .. } | Kind::String { default, .. } => {
+                    Some(default.to_string())
+                }
+                Kind::Button { .. } => None,
+            };
+            let Some(default) = default else { continue };
+            match spec.read(Some(&default)).unwrap() {
+                Change::Hash(mb) => options.hash_mb = mb,
+                Change::BoardSize(size) => options.board_size = size,
+                Change::Rules(rules) => options.rules = rules,
+                Change::Evaluation(evaluation) => options.evaluation = evaluation,
+                Change::MoveOverhead(overhead) => options.move_overhead = overhead,
+                Change::Ponder(on) => options.ponder = on,
+                Change::MultiPv(lines) => options.multipv = lines,
+                Change::Tablebase(on) => options.tablebase = on,
+                Change::TablebasePath(path) => options.tablebase_path = path,
+                Change::ClearHash => unreachable!("a button has no default"),
+            }
         }
+        assert_eq!(options, before);
+    }
+
+    #[test]
+    fn lists_every_option() {
+        assert_eq!(
+            option_lines(),
+            [
+                "option name Hash type spin default 16 min 1 max 16384",
+                "option name Clear Hash type button",
+                "option name BoardSize type spin default 3 min 3 max 8",
+                "option name Rules type combo default textbook var textbook var classic",
+                "option name Evaluation type combo default race var race var textbook",
+                "option name Move Overhead type spin default 10 min 0 max 5000",
+                "option name Ponder type check default false",
+                "option name MultiPV type spin default 1 min 1 max 21",
+                "option name Tablebase type check default true",
+                "option name TablebasePath type string default <empty>",
+            ]
+        );
     }
 }

@@ -33,7 +33,8 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use crate::board::{Color, Move, Position, Rules};
+use crate::board::{Color, Move, Outcome, Position, Rules, WinReason};
+use crate::protocol::escape;
 use crate::solver::{self, Cars, Indexer, Solution};
 
 pub use crate::solver::Value;
@@ -41,6 +42,10 @@ pub use crate::solver::Value;
 const MAGIC: &[u8; 8] = b"DODGEMTB";
 const VERSION: u32 = 1;
 const HEADER_LEN: usize = 32;
+
+/// Positions of a loaded table (of a size without a built-in table)
+/// checked against their successors.
+const SPOT_CHECKS: u64 = 4096;
 
 /// Board sizes with a built-in table.
 pub const BUILTIN_SIZES: [usize; 2] = [3, 4];
@@ -68,6 +73,8 @@ impl fmt::Debug for Table {
 #[derive(Debug)]
 pub enum TableError {
     Io(PathBuf, io::Error),
+    /// A FIFO, a device, a directory: anything but a regular file.
+    NotAFile(PathBuf),
     NotATable(PathBuf),
     Version(PathBuf, u32),
     BadHeader(PathBuf, String),
@@ -77,22 +84,39 @@ pub enum TableError {
         found: u64,
     },
     Checksum(PathBuf),
+    /// The checksum holds, but the values do not: `why` names a position.
+    Wrong(PathBuf, String),
+}
+
+/// A path as it may be echoed: control characters escaped.
+fn shown(path: &Path) -> String {
+    escape(&path.display().to_string())
 }
 
 impl fmt::Display for TableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TableError::Io(path, error) => write!(f, "cannot read {}: {error}", path.display()),
+            TableError::Io(path, error) => write!(f, "cannot read {}: {error}", shown(path)),
+            TableError::NotAFile(path) => write!(
+                f,
+                "{} is not a regular file (a table must be one)",
+                shown(path)
+            ),
+            TableError::Wrong(path, why) => write!(
+                f,
+                "{} passes its checksum but holds wrong values: {why}",
+                shown(path)
+            ),
             TableError::NotATable(path) => {
-                write!(f, "{} is not a dodgem table file", path.display())
+                write!(f, "{} is not a dodgem table file", shown(path))
             }
             TableError::Version(path, version) => write!(
                 f,
                 "{} has table format version {version}; this engine reads version {VERSION}",
-                path.display()
+                shown(path)
             ),
             TableError::BadHeader(path, why) => {
-                write!(f, "{} has a bad header: {why}", path.display())
+                write!(f, "{} has a bad header: {why}", shown(path))
             }
             TableError::Truncated {
                 path,
@@ -101,12 +125,12 @@ impl fmt::Display for TableError {
             } => write!(
                 f,
                 "{} is truncated or padded: {found} bytes of values, expected {expected}",
-                path.display()
+                shown(path)
             ),
             TableError::Checksum(path) => write!(
                 f,
                 "{} fails its checksum (the file is damaged)",
-                path.display()
+                shown(path)
             ),
         }
     }
@@ -241,7 +265,10 @@ impl Table {
     /// A [`TableError`] naming the file and what is wrong with it.
     pub fn load(path: &Path) -> Result<Table, TableError> {
         let io_error = |e| TableError::Io(path.to_path_buf(), e);
-        let mut file = std::fs::File::open(path).map_err(io_error)?;
+        let file = open_regular(path).map_err(io_error)?;
+        let Some(mut file) = file else {
+            return Err(TableError::NotAFile(path.to_path_buf()));
+        };
         let mut header = [0u8; HEADER_LEN];
         let mut got = 0;
         while got < HEADER_LEN {
@@ -295,12 +322,112 @@ impl Table {
         if crc.finalize() != u32_at(24) {
             return Err(TableError::Checksum(path.to_path_buf()));
         }
-        Ok(Table {
+        let table = Table {
             rules,
             indexer,
             values,
-        })
+        };
+        table
+            .check()
+            .map_err(|why| TableError::Wrong(path.to_path_buf(), why))?;
+        Ok(table)
     }
+
+    /// Checks the values against what can be checked: equal to the
+    /// built-in table for 3 x 3 and 4 x 4; for other sizes, a spread
+    /// sample of positions whose values must follow from their
+    /// successors' (a checksum only proves the file is what was written).
+    ///
+    /// # Errors
+    /// What is wrong, naming a position.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(builtin) = builtin(self.size(), self.rules) {
+            return match self
+                .values
+                .iter()
+                .zip(builtin.values())
+                .position(|(a, b)| a != b)
+            {
+                None => Ok(()),
+                Some(slot) => Err(self.describe_slot(slot as u64, builtin.values[slot])),
+            };
+        }
+        self.spot_check()
+    }
+
+    /// Checks a spread sample of values against their successors'.
+    fn spot_check(&self) -> Result<(), String> {
+        let len = self.values.len() as u64;
+        let step = (len / SPOT_CHECKS).max(1);
+        // An odd offset per sample, so samples do not all fall at the
+        // start of a class.
+        for (n, at) in (0..len).step_by(step as usize).enumerate() {
+            let slot = (at + (n as u64).wrapping_mul(0x9e37_79b9) % step).min(len - 1);
+            let position = self.position_at(slot);
+            let expected = self.value_by_successors(&position);
+            if self.probe(&position) != Some(expected) {
+                return Err(self.describe_slot(slot, solver::encode(expected)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The position stored at `slot`.
+    fn position_at(&self, slot: u64) -> Position {
+        let len = self.indexer.len();
+        let side = if slot < len {
+            Color::Black
+        } else {
+            Color::White
+        };
+        let (black, white) = self.indexer.position(slot % len);
+        self.indexer.to_position(black, white, side)
+    }
+
+    /// The value `position` must have given its successors' values (a
+    /// blocked side wins or loses by the table's rule).
+    fn value_by_successors(&self, position: &Position) -> Value {
+        match self.rank_moves(position).first() {
+            Some(&(_, value)) => value,
+            None => match position.outcome(self.rules) {
+                Some(Outcome::Win(winner, WinReason::Blocked(_)))
+                    if winner == position.side_to_move() =>
+                {
+                    Value::Win(0)
+                }
+                _ => Value::Loss(0),
+            },
+        }
+    }
+
+    /// Says what is wrong with the value at `slot`, `expected` encoded.
+    fn describe_slot(&self, slot: u64, expected: u8) -> String {
+        format!(
+            "{} is {:?}, should be {:?}",
+            crate::notation::format_position(&self.position_at(slot)),
+            solver::decode(self.values[slot as usize]),
+            solver::decode(expected)
+        )
+    }
+}
+
+/// Opens `path` for reading if it is a regular file (`None` if not),
+/// without ever blocking on a FIFO or a device: the name is checked first,
+/// the file opened non-blocking, and what was opened checked again.
+fn open_regular(path: &Path) -> io::Result<Option<std::fs::File>> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Ok(None);
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    // The name may have been replaced between the two looks.
+    Ok(file.metadata()?.is_file().then_some(file))
 }
 
 /// The built-in table for `size` (3 or 4) under `rules`, solved on the
@@ -379,7 +506,7 @@ pub fn load_path_list(list: &str) -> Loaded {
                     "{n}x{n} {} table ({} positions) from {}",
                     table.rules().name(),
                     table.len(),
-                    path.display()
+                    shown(&path)
                 ));
                 loaded.tables.push(Arc::new(table));
             }
@@ -419,8 +546,72 @@ mod tests {
         std::fs::write(&path, &damaged).unwrap();
         assert!(matches!(Table::load(&path), Err(TableError::Checksum(_))));
 
+        // A checksum that passes does not make wrong values right.
+        let mut wrong = Table::from(solver::solve(3, Rules::Classic, 1, &|_| {}).unwrap());
+        wrong.values[5] = solver::encode(Value::Win(1));
+        let mut relabelled = Vec::new();
+        wrong.write_to(&mut relabelled).unwrap();
+        std::fs::write(&path, &relabelled).unwrap();
+        let error = Table::load(&path).unwrap_err();
+        assert!(matches!(error, TableError::Wrong(..)), "{error}");
+
         std::fs::write(&path, b"hello").unwrap();
         assert!(matches!(Table::load(&path), Err(TableError::NotATable(_))));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn spot_checks_pass_sound_tables_and_catch_damaged_ones() {
+        for size in BUILTIN_SIZES {
+            for rules in Rules::ALL {
+                let table = builtin(size, rules).unwrap();
+                assert_eq!(table.spot_check(), Ok(()), "{table:?}");
+                // The textbook table relabelled: its blocked positions
+                // and what follows from them are wrong under the other
+                // rule.
+                let other = Table {
+                    rules: match rules {
+                        Rules::Textbook => Rules::Classic,
+                        Rules::Classic => Rules::Textbook,
+                    },
+                    indexer: table.indexer.clone(),
+                    values: table.values.clone(),
+                };
+                assert!(other.check().is_err(), "{table:?} relabelled");
+            }
+        }
+        let mut cycling = Table::from(solver::solve(3, Rules::Textbook, 1, &|_| {}).unwrap());
+        cycling.values.fill(solver::encode(Value::Win(1)));
+        assert!(cycling.spot_check().is_err());
+        assert!(cycling.check().is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_opened() {
+        let dir = std::env::temp_dir().join(format!("dodgem-tb-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|status| status.success()) {
+            assert!(matches!(Table::load(&fifo), Err(TableError::NotAFile(_))));
+        }
+        for path in [Path::new("/dev/null"), &dir] {
+            let error = Table::load(path).unwrap_err();
+            assert!(matches!(error, TableError::NotAFile(_)), "{error}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn echoed_paths_are_escaped() {
+        let loaded = load_path_list("/no/such\u{1b}[31m\u{7}file");
+        assert_eq!(loaded.errors.len(), 1);
+        assert!(!loaded.errors[0].contains('\u{1b}'), "{:?}", loaded.errors);
+        assert!(
+            loaded.errors[0].contains("\\u{1b}[31m\\u{7}"),
+            "{:?}",
+            loaded.errors
+        );
     }
 }

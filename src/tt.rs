@@ -7,7 +7,7 @@
 //! [`score_to_tt`] and [`score_from_tt`].
 
 use crate::board::Move;
-use crate::search::MATE_BOUND;
+use crate::score::MATE_BOUND;
 
 /// Which side of the true score a stored score is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +53,9 @@ impl Slot {
 
 const CLUSTER: usize = 4;
 const GENERATIONS: u8 = 64;
+/// In replacement, each generation of age counts as this many plies less
+/// depth.
+const AGE_PLIES: i32 = 8;
 const BYTES_PER_CLUSTER: usize = std::mem::size_of::<[Slot; CLUSTER]>();
 
 /// A fixed-size transposition table (size set in MiB by the `Hash` option).
@@ -180,7 +183,7 @@ impl TranspositionTable {
                         i32::MIN
                     } else {
                         let age = (generation + GENERATIONS - s.generation()) % GENERATIONS;
-                        s.depth as i32 - 8 * age as i32
+                        s.depth as i32 - AGE_PLIES * age as i32
                     }
                 })
                 .map(|(i, _)| i)
@@ -224,7 +227,7 @@ impl TranspositionTable {
 mod tests {
     use super::*;
     use crate::board::Direction;
-    use crate::search::MATE;
+    use crate::score::MATE;
 
     #[test]
     fn mate_scores_round_trip_through_the_table() {

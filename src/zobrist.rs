@@ -6,7 +6,7 @@
 //! time, so keys (and with them `bench` node counts) are the same on every
 //! build and every machine.
 
-use crate::board::{Color, MAX_SIZE, Square};
+use crate::board::{Color, MAX_SIZE, SQUARES, Square};
 
 const fn splitmix64(state: u64) -> (u64, u64) {
     let state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -17,14 +17,14 @@ const fn splitmix64(state: u64) -> (u64, u64) {
 }
 
 struct Keys {
-    cars: [[u64; 64]; 2],
+    cars: [[u64; SQUARES]; 2],
     side: u64,
     size: [u64; MAX_SIZE + 1],
 }
 
 const KEYS: Keys = {
     let mut keys = Keys {
-        cars: [[0; 64]; 2],
+        cars: [[0; SQUARES]; 2],
         side: 0,
         size: [0; MAX_SIZE + 1],
     };
@@ -32,7 +32,7 @@ const KEYS: Keys = {
     let mut color = 0;
     while color < 2 {
         let mut sq = 0;
-        while sq < 64 {
+        while sq < SQUARES {
             let (next, value) = splitmix64(state);
             state = next;
             keys.cars[color][sq] = value;

@@ -6,14 +6,12 @@
 //! [`common::timing`] lock, so that no other engine of this test binary
 //! competes for the CPU while they measure; every other test takes
 //! [`common::shared`] and they run in parallel. Latency statistics are
-//! printed to stderr (`cargo test --test engine -- --nocapture` shows them).
-
-mod common;
+//! printed to stderr (`cargo test --test tests engine:: -- --nocapture` shows them).
 
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     Engine, LONG, best_move, info_score, is_bestmove, is_search_info, mask_timing, ms, run_cli,
     shared, timing,
 };
@@ -414,6 +412,146 @@ fn ponder_and_infinite_hold_the_bestmove() {
     );
 }
 
+/// `info ... time` counts from `go`, also after `ponderhit` (the nodes
+/// do, so `nps` would be wrong otherwise).
+#[test]
+fn info_time_after_ponderhit_counts_from_go() {
+    let _cpu = shared();
+    let hold = Duration::from_millis(1000);
+    let mut engine = Engine::start();
+    // 6 x 6: no table, and iterations that go on after the ponderhit.
+    board(&mut engine, 6);
+    let out = engine.send_all(&["setoption name Ponder value true"]);
+    assert!(out.is_empty(), "unexpected output {out:?}");
+    let go_sent = engine.send("go ponder wtime 60000 btime 60000");
+    assert_no_bestmove_for(&mut engine, hold, "6x6 go ponder");
+    engine.send("ponderhit");
+    let (line, at) = engine.expect_line(is_search_info, LONG);
+    engine.send("stop");
+    engine.expect_line(is_bestmove, LONG);
+    let number = |key: &str| -> u64 {
+        crate::common::info_value(&line, key)
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+    };
+    let time = Duration::from_millis(number("time"));
+    let since_go = at.saturating_duration_since(go_sent);
+    // Counted from ponderhit it would be short of `since_go` by the whole
+    // ponder time (a second); allow a little for pipes and a busy machine.
+    assert!(
+        time + Duration::from_millis(300) >= since_go && time <= since_go,
+        "time {} ms in {line:?}, {:.0} ms after go",
+        time.as_millis(),
+        ms(since_go)
+    );
+    let (nodes, nps) = (number("nodes"), number("nps"));
+    let expected = nodes * 1000 / time.as_millis().max(1) as u64;
+    assert!(
+        nps.abs_diff(expected) <= expected / 50 + 1,
+        "nps {nps} does not match {nodes} nodes in {} ms",
+        time.as_millis()
+    );
+}
+
+/// Input after an `isready` is answered after its `readyok`, so after the
+/// table work that `readyok` waited for: a `solve` sent with the
+/// `setoption TablebasePath` that loads its table sees that table.
+#[test]
+fn input_after_isready_waits_for_the_table_being_loaded() {
+    let _cpu = shared();
+    let dir = std::env::temp_dir().join(format!("dodgem-held-input-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("4x4-textbook.dtb");
+    dodgem::tablebase::builtin(4, dodgem::Rules::Textbook)
+        .unwrap()
+        .save(&file)
+        .unwrap();
+    let mut engine = Engine::start();
+    // All at once, as a GUI sends them.
+    for line in [
+        &format!("setoption name TablebasePath value {}", file.display()),
+        "isready",
+        "setoption name BoardSize value 4",
+        "position startpos",
+        "d",
+        "solve",
+    ] {
+        engine.send(line);
+    }
+    let (lines, _) = engine.read_until(|line| line.starts_with("solve "), LONG);
+    assert!(
+        lines[0].starts_with("info string loaded 4x4 textbook table"),
+        "{lines:#?}"
+    );
+    assert_eq!(lines[1], "readyok", "{lines:#?}");
+    assert!(
+        lines.iter().any(|line| line == "Fen: B3/B3/B3/1WWW b"),
+        "{lines:#?}"
+    );
+    assert_eq!(lines.last().unwrap(), "solve draw");
+    // `quit` (or the end of input) answers the held input first.
+    engine.send(&format!(
+        "setoption name TablebasePath value {}",
+        file.display()
+    ));
+    engine.send("isready");
+    engine.send("solve");
+    engine.send("quit");
+    let rest = engine.read_to_eof(LONG);
+    assert_eq!(rest.len(), 3, "{rest:#?}");
+    assert!(rest[0].starts_with("info string loaded"), "{rest:#?}");
+    assert_eq!(rest[1..], ["readyok", "solve draw"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A table load sent during a search waits for the search (it runs on the
+/// search thread), and so does the input after it; `stop` does not wait.
+#[test]
+fn stop_is_not_held_behind_a_pending_table_load() {
+    let _cpu = shared();
+    let dir = std::env::temp_dir().join(format!("dodgem-held-stop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("3x3-classic.dtb");
+    dodgem::tablebase::builtin(3, dodgem::Rules::Classic)
+        .unwrap()
+        .save(&file)
+        .unwrap();
+    let mut engine = Engine::start();
+    board(&mut engine, 6);
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    engine.send(&format!(
+        "setoption name TablebasePath value {}",
+        file.display()
+    ));
+    engine.send("d");
+    let sent = engine.send("stop");
+    let (mut lines, at) = engine.read_until(is_bestmove, LONG);
+    let stopped = at.saturating_duration_since(sent);
+    // Generous: the requirement is 20 ms, the machine may be busy.
+    assert!(
+        stopped < Duration::from_millis(500),
+        "bestmove {:.1} ms after stop",
+        ms(stopped)
+    );
+    let best = lines.len() - 1;
+    lines.extend(
+        engine
+            .read_until(|line| line.starts_with("Status:"), LONG)
+            .0,
+    );
+    let position = |prefix: &str| {
+        lines
+            .iter()
+            .position(|line| line.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {lines:#?}"))
+    };
+    let loaded = position("info string loaded 3x3 classic table");
+    let fen = position("Fen: ");
+    assert!(best < loaded && loaded < fen, "{lines:#?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 // 8. -----------------------------------------------------------------------
 
 /// Input that is not a valid command, or is one that must change nothing.
@@ -555,7 +693,7 @@ fn survives_hostile_input() {
         bytes.push(b'\n');
         engine.send_bytes(&bytes);
         let out = engine.sync();
-        let shown = common::shorten(&String::from_utf8_lossy(&line));
+        let shown = crate::common::shorten(&String::from_utf8_lossy(&line));
         if out.is_empty() {
             problems.push(format!("{shown:?}: no error message"));
         }

@@ -15,10 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_dodgem");
-/// A generous bound for anything that should happen promptly (CI runs the
-/// tests in parallel on two cores).
-const LONG: Duration = Duration::from_secs(20);
+use crate::common::{LONG, dodgem, run, shared};
 
 /// A fake engine that speaks the handshake but never answers `go`.
 const STALLING_ENGINE: &str = r#"sh -c 'while read -r line; do case "$line" in uci) echo "id name staller"; echo "info string hello from the staller"; echo uciok;; isready) echo readyok;; quit) exit 0;; esac; done'"#;
@@ -37,13 +34,9 @@ impl Gui {
     }
 
     fn start_with(args: &[&str]) -> Gui {
-        let mut child = Command::new(BIN)
-            .args(["gui", "--port", "0"])
+        let mut child = dodgem(&["gui", "--port", "0"])
             .args(args)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .expect("cannot start dodgem gui");
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -200,6 +193,7 @@ fn strings(value: &Value) -> Vec<&str> {
 
 #[test]
 fn serves_the_page_and_its_assets() {
+    let _cpu = shared();
     let gui = Gui::start();
     for (path, kind, needle) in [
         ("/", "text/html", "<script src=\"/app.js\""),
@@ -230,6 +224,7 @@ fn serves_the_page_and_its_assets() {
 
 #[test]
 fn the_state_describes_the_start_and_the_engine() {
+    let _cpu = shared();
     let gui = Gui::start();
     let state = gui.wait_ready();
     assert_eq!(state["size"], 3);
@@ -255,6 +250,7 @@ fn the_state_describes_the_start_and_the_engine() {
 
 #[test]
 fn a_person_plays_a_whole_game_against_the_engine() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     gui.ok(
@@ -302,6 +298,7 @@ fn a_person_plays_a_whole_game_against_the_engine() {
 
 #[test]
 fn the_engine_plays_both_sides_to_the_end() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     gui.ok(
@@ -316,6 +313,7 @@ fn the_engine_plays_both_sides_to_the_end() {
 
 #[test]
 fn moves_are_checked() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     // 8 x 8, where a 30 s search takes its time (3 x 3 is solved at once).
@@ -341,6 +339,7 @@ fn moves_are_checked() {
 
 #[test]
 fn undo_takes_back_to_the_last_move_of_a_person() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     gui.refused("/api/undo", json!({}), 409, "no move to take back");
@@ -364,6 +363,7 @@ fn undo_takes_back_to_the_last_move_of_a_person() {
 
 #[test]
 fn undo_while_the_engine_thinks_stops_it_and_drops_its_move() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     gui.ok(
@@ -389,6 +389,7 @@ fn undo_while_the_engine_thinks_stops_it_and_drops_its_move() {
 
 #[test]
 fn new_game_checks_every_field_and_changes_nothing_on_error() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     let bad = [
@@ -438,6 +439,7 @@ fn new_game_checks_every_field_and_changes_nothing_on_error() {
 
 #[test]
 fn the_engine_moves_on_every_board_size() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     for size in 3..=8 {
@@ -462,6 +464,7 @@ fn the_engine_moves_on_every_board_size() {
 
 #[test]
 fn positions_can_be_set_and_read_back() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     gui.ok("/api/config", json!({"engine": "none"}));
@@ -508,6 +511,7 @@ fn positions_can_be_set_and_read_back() {
 
 #[test]
 fn a_repeated_position_is_a_draw() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     gui.ok("/api/config", json!({"engine": "none"}));
@@ -525,6 +529,7 @@ fn a_repeated_position_is_a_draw() {
 
 #[test]
 fn config_changes_who_the_engine_plays_mid_game() {
+    let _cpu = shared();
     let gui = Gui::start();
     gui.wait_ready();
     gui.ok("/api/new", json!({"engine": "none", "movetime": 50}));
@@ -548,6 +553,7 @@ fn config_changes_who_the_engine_plays_mid_game() {
 
 #[test]
 fn bad_requests_get_json_errors() {
+    let _cpu = shared();
     let gui = Gui::start();
     // method, path, headers, body, status, part of the message
     type Case = (
@@ -642,6 +648,7 @@ fn bad_requests_get_json_errors() {
 
 #[test]
 fn a_killed_engine_is_reported_and_can_be_restarted() {
+    let _cpu = shared();
     let gui = Gui::start();
     let state = gui.wait_ready();
     let pid = state["engine"]["pid"].as_u64().unwrap();
@@ -668,6 +675,7 @@ fn a_killed_engine_is_reported_and_can_be_restarted() {
 
 #[test]
 fn an_engine_that_stops_answering_times_out() {
+    let _cpu = shared();
     let gui = Gui::start_with(&["--engine", STALLING_ENGINE]);
     let state = gui.wait_ready();
     assert_eq!(state["engine"]["name"], "staller");
@@ -692,6 +700,7 @@ fn an_engine_that_stops_answering_times_out() {
 
 #[test]
 fn an_engine_that_plays_an_illegal_move_is_refused() {
+    let _cpu = shared();
     let gui = Gui::start_with(&["--engine", CHEATING_ENGINE]);
     gui.wait_ready();
     gui.ok("/api/move", json!({"move": "a3b3"}));
@@ -703,6 +712,7 @@ fn an_engine_that_plays_an_illegal_move_is_refused() {
 
 #[test]
 fn an_engine_that_exits_at_once_is_reported() {
+    let _cpu = shared();
     let gui = Gui::start_with(&["--engine", "true"]);
     let state = gui.wait("dead", LONG, |s| s["engine"]["status"] == "dead");
     let message = state["engine"]["message"].as_str().unwrap();
@@ -714,22 +724,19 @@ fn an_engine_that_exits_at_once_is_reported() {
 
 #[test]
 fn an_engine_that_cannot_start_stops_the_server_with_a_message() {
+    let _cpu = shared();
     for engine in ["/nonexistent/engine", "'unbalanced", ""] {
-        let output = Command::new(BIN)
-            .args(["gui", "--port", "0", "--engine", engine])
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .output()
-            .expect("cannot run dodgem gui");
+        let output = run(&["gui", "--port", "0", "--engine", engine], LONG);
         assert!(!output.status.success(), "{engine}");
         assert!(output.stdout.is_empty(), "{engine}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = &output.stderr;
         assert!(stderr.contains("engine"), "{engine}: {stderr}");
     }
 }
 
 #[test]
 fn engine_options_from_the_command_line_are_checked_and_sent() {
+    let _cpu = shared();
     // A good option reaches the engine: a table file that is not there
     // makes it say so, and it plays on.
     let gui = Gui::start_with(&[
@@ -751,16 +758,33 @@ fn engine_options_from_the_command_line_are_checked_and_sent() {
     gui.wait("the engine's first move", LONG, |s| {
         !strings(&s["moves"]).is_empty()
     });
+}
 
-    // An option the engine does not have, or a value out of range, stops
-    // the engine with a message naming it.
-    for (setting, complaint) in [("Threads=4", "no option"), ("Hash=0", "Hash")] {
-        let gui = Gui::start_with(&["--option", setting]);
-        let state = gui.wait("dead", LONG, |s| s["engine"]["status"] == "dead");
-        let message = state["engine"]["message"].as_str().unwrap();
+#[test]
+fn an_option_the_engine_cannot_take_stops_the_server_before_it_serves() {
+    let _cpu = shared();
+    // An option the engine does not have, or a value out of range, is
+    // refused before the server starts (a server that started would fail
+    // every engine start, Restart engine included), with a message naming
+    // the setting and what the engine objects to.
+    for (setting, complaint) in [
+        ("Threads=4", "no option 'Threads'"),
+        ("Hash=0", "'Hash' takes a whole number from 1"),
+    ] {
+        // Before the fix the server started: it never exits, so `run`
+        // kills it and fails after LONG.
+        let output = run(
+            &[
+                "gui", "--port", "0", "--option", "Hash=8", "--option", setting,
+            ],
+            LONG,
+        );
+        assert!(!output.status.success(), "{setting}");
+        let (stdout, stderr) = (&output.stdout, &output.stderr);
+        assert!(stdout.is_empty(), "{setting}: the server started: {stdout}");
         assert!(
-            message.starts_with("--option:") && message.contains(complaint),
-            "{setting}: {message}"
+            stderr.contains(&format!("--option {setting}:")) && stderr.contains(complaint),
+            "{setting}: {stderr}"
         );
     }
 }

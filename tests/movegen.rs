@@ -1,9 +1,7 @@
 //! The bitboard move generator, Zobrist keys and position strings checked
 //! against simple, independent code on random games of every board size.
 
-mod common;
-
-use common::Rng;
+use crate::common::{Rng, shared};
 use dodgem::board::{Color, Direction, Move, Position, square};
 use dodgem::notation::{
     format_move, format_moves_sorted, format_position, parse_move, parse_position,
@@ -49,6 +47,7 @@ fn naive_moves(position: &Position) -> Vec<String> {
 /// Plays random games on every size and checks each position on the way.
 #[test]
 fn random_games_agree_with_simple_code() {
+    let _cpu = shared();
     let mut rng = Rng(0x5EED_D0D6);
     let mut positions = 0;
     for size in 3..=8 {
@@ -90,6 +89,7 @@ fn random_games_agree_with_simple_code() {
 
 #[test]
 fn move_codes_round_trip() {
+    let _cpu = shared();
     for from in 0..64u8 {
         for dir in [
             Direction::East,
@@ -106,6 +106,7 @@ fn move_codes_round_trip() {
 
 #[test]
 fn keys_differ_by_side_and_size() {
+    let _cpu = shared();
     let start = Position::start(3);
     assert_ne!(start.key(), start.with_side_to_move(Color::White).key());
     // The same cars on a bigger board are a different position.

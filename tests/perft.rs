@@ -1,5 +1,6 @@
 //! Perft against the reference numbers in `tests/data/perft.txt`.
 
+use crate::common::shared;
 use dodgem::notation::parse_position;
 use dodgem::perft::{divide, perft};
 
@@ -36,6 +37,7 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn perft_matches_reference_numbers() {
+    let _cpu = shared();
     let cases = cases();
     assert!(cases.len() >= 20);
     for case in cases {
@@ -52,6 +54,7 @@ fn perft_matches_reference_numbers() {
 
 #[test]
 fn divide_sums_to_perft() {
+    let _cpu = shared();
     for case in cases().iter().filter(|c| c.depth >= 2 && c.nodes < 100_000) {
         let position = parse_position(&case.position).unwrap();
         let split = divide(&position, case.depth);

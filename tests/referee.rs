@@ -4,16 +4,13 @@
 //! timeout, and every game record it writes is replayed move by move with
 //! the library's rules ([`replay_pgn`]).
 //!
-//! `DODGEM_PGN=<file> cargo test --test referee -- --ignored` replays a
+//! `DODGEM_PGN=<file> cargo test --test tests referee:: -- --ignored` replays a
 //! record file from elsewhere (a long match) with the same checks.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dodgem::board::WinReason;
 use dodgem::notation::{parse_move, parse_position};
@@ -21,7 +18,7 @@ use dodgem::tablebase::{self, Value as TableValue};
 use dodgem::{Color, Outcome, Position, Rules};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_dodgem");
+use crate::common::{BIN, Output, run, shared};
 
 /// No test match may take longer than this (they take a few seconds).
 const MATCH_TIMEOUT: Duration = Duration::from_secs(90);
@@ -65,74 +62,54 @@ impl Drop for Scratch {
     }
 }
 
-/// What a `dodgem match` run gave.
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
+/// The arguments of a `dodgem match`: the two engines, then the rest.
+#[derive(Clone, Debug)]
+struct Match {
+    args: Vec<String>,
 }
 
-/// Runs `dodgem match <args>`, killing it if it outlives `MATCH_TIMEOUT`.
-fn run_match(args: &[&str]) -> Run {
-    let started = Instant::now();
-    let mut child = Command::new(BIN)
-        .arg("match")
-        .args(args)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot start dodgem match");
-    let read = |mut pipe: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let stdout = read(Box::new(child.stdout.take().unwrap()));
-    let stderr = read(Box::new(child.stderr.take().unwrap()));
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
+impl Match {
+    fn new(engine1: &str, engine2: &str) -> Match {
+        Match {
+            args: ["match", "--engine1", engine1, "--engine2", engine2]
+                .map(str::to_string)
+                .to_vec(),
         }
-        if started.elapsed() > MATCH_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "dodgem match {args:?} did not finish within {MATCH_TIMEOUT:?}; stdout so far:\n{}",
-                stdout.join().unwrap()
-            );
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        status,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-        elapsed: started.elapsed(),
     }
+
+    /// Adds arguments after the engines.
+    fn with(mut self, args: &[&str]) -> Match {
+        self.args.extend(args.iter().map(|arg| arg.to_string()));
+        self
+    }
+
+    fn args(&self) -> Vec<&str> {
+        self.args.iter().map(String::as_str).collect()
+    }
+}
+
+/// Runs `dodgem match`, killing it if it outlives `MATCH_TIMEOUT`.
+fn run_match(args: Match) -> Output {
+    run(&args.args(), MATCH_TIMEOUT)
 }
 
 /// A match that must succeed, with its record and results files read.
 struct Played {
-    run: Run,
+    run: Output,
     games: Vec<Replayed>,
     results: Value,
 }
 
-fn play(scratch: &Scratch, args: &[&str]) -> Played {
+fn play(scratch: &Scratch, args: Match) -> Played {
     let pgn = scratch.path("games.pgn");
     let json = scratch.path("results.json");
-    let mut all: Vec<&str> = args.to_vec();
     let (pgn_arg, json_arg) = (pgn.to_str().unwrap(), json.to_str().unwrap());
-    all.extend(["--pgn", pgn_arg, "--results", json_arg]);
-    let run = run_match(&all);
+    let all = args.with(&["--pgn", pgn_arg, "--results", json_arg]);
+    let run = run_match(all.clone());
     assert!(
         run.status.success(),
-        "dodgem match {all:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        "dodgem {:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        all.args(),
         run.status,
         run.stdout,
         run.stderr
@@ -419,18 +396,10 @@ fn engine1_color(game: &Replayed, first: &str) -> Color {
 fn assert_mock_loses(mode: &str, limits: &[&str], termination: &str) -> Played {
     let scratch = Scratch::new(mode);
     let (faulty, legal) = (mock(mode), mock("legal"));
-    let mut args = vec![
-        "--engine1",
-        &faulty,
-        "--engine2",
-        &legal,
-        "--games",
-        "2",
-        "--size",
-        "4",
-    ];
-    args.extend(limits);
-    let played = play(&scratch, &args);
+    let args = Match::new(&faulty, &legal)
+        .with(&["--games", "2", "--size", "4"])
+        .with(limits);
+    let played = play(&scratch, args);
     let name = format!("mock-{mode}");
     assert!(
         played
@@ -459,6 +428,7 @@ fn assert_mock_loses(mode: &str, limits: &[&str], termination: &str) -> Played {
 
 #[test]
 fn illegal_move_loses() {
+    let _cpu = shared();
     let played = assert_mock_loses("illegal", &["--depth", "1"], "illegal move");
     let entry = &played.results["games"][0];
     assert!(
@@ -472,6 +442,7 @@ fn illegal_move_loses() {
 
 #[test]
 fn unparsable_move_loses() {
+    let _cpu = shared();
     let played = assert_mock_loses("garbage", &["--depth", "1"], "illegal move");
     assert!(
         played.run.stdout.contains("'xyzzy' is not a move"),
@@ -482,6 +453,7 @@ fn unparsable_move_loses() {
 
 #[test]
 fn bestmove_none_in_a_live_game_loses() {
+    let _cpu = shared();
     let played = assert_mock_loses("none", &["--depth", "1"], "illegal move");
     assert!(
         played.run.stdout.contains("bestmove (none)"),
@@ -492,6 +464,7 @@ fn bestmove_none_in_a_live_game_loses() {
 
 #[test]
 fn stall_after_go_loses_under_a_clock() {
+    let _cpu = shared();
     let played = assert_mock_loses(
         "stall",
         &["--tc", "0.5+0", "--stall-timeout", "3"],
@@ -513,6 +486,7 @@ fn stall_after_go_loses_under_a_clock() {
 
 #[test]
 fn stall_after_go_loses_without_a_clock() {
+    let _cpu = shared();
     let played = assert_mock_loses(
         "stall",
         &["--depth", "3", "--stall-timeout", "3"],
@@ -530,6 +504,7 @@ fn stall_after_go_loses_without_a_clock() {
 
 #[test]
 fn engine_exiting_mid_game_loses() {
+    let _cpu = shared();
     let played = assert_mock_loses("exit", &["--depth", "1"], "engine exited");
     assert!(
         played
@@ -546,6 +521,7 @@ fn engine_exiting_mid_game_loses() {
 
 #[test]
 fn engine_crashing_before_the_game_loses() {
+    let _cpu = shared();
     let played = assert_mock_loses("crash", &["--depth", "1"], "engine exited");
     assert!(
         played
@@ -562,6 +538,7 @@ fn engine_crashing_before_the_game_loses() {
 
 #[test]
 fn isready_timeout_loses() {
+    let _cpu = shared();
     let played = assert_mock_loses(
         "noready",
         &["--depth", "1", "--stall-timeout", "3"],
@@ -576,6 +553,7 @@ fn isready_timeout_loses() {
 
 #[test]
 fn slow_engine_loses_on_time() {
+    let _cpu = shared();
     let played = assert_mock_loses("slow", &["--tc", "0.5+0"], "time forfeit");
     // The mock answers half a second after its 0.5 s (less its first
     // move's time) are gone: the time charged is about 1 s, not cut short
@@ -595,16 +573,13 @@ fn slow_engine_loses_on_time() {
 
 #[test]
 fn engine_without_uciok_is_refused_before_the_match() {
-    let run = run_match(&[
-        "--engine1",
-        &mock("nouci"),
-        "--engine2",
-        &mock("legal"),
+    let _cpu = shared();
+    let run = run_match(Match::new(&mock("nouci"), &mock("legal")).with(&[
         "--depth",
         "1",
         "--stall-timeout",
         "1",
-    ]);
+    ]));
     assert!(!run.status.success());
     assert!(run.stderr.contains("--engine1"), "{}", run.stderr);
     assert!(
@@ -617,145 +592,60 @@ fn engine_without_uciok_is_refused_before_the_match() {
 
 #[test]
 fn bad_command_lines_get_clear_errors() {
+    let _cpu = shared();
     let engine = engine();
-    let cases: &[(&[&str], &str)] = &[
+    let cases: Vec<(Match, &str)> = vec![
         (
-            &[
-                "--engine1",
-                "/nonexistent/engine",
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-            ],
+            Match::new("/nonexistent/engine", &engine).with(&["--depth", "1"]),
             "--engine1: cannot start '/nonexistent/engine'",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                "\"unbalanced",
-                "--depth",
-                "1",
-            ],
+            Match::new(&engine, "\"unbalanced").with(&["--depth", "1"]),
             "--engine2: cannot split the command line",
         ),
         (
-            &["--engine1", &engine, "--engine2", &engine],
+            Match::new(&engine, &engine),
             "no limit for the engines' searches",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-                "--option1",
-                "Threads=2",
-            ],
+            Match::new(&engine, &engine).with(&["--depth", "1", "--option1", "Threads=2"]),
             "--option1 Threads=2: the engine has no option 'Threads'",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-                "--option2",
-                "Hash=0",
-            ],
+            Match::new(&engine, &engine).with(&["--depth", "1", "--option2", "Hash=0"]),
             "--option2 Hash=0: 'Hash' takes a whole number from 1 to 16384, not '0'",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-                "--option1",
-                "Rules=classic",
-            ],
+            Match::new(&engine, &engine).with(&["--depth", "1", "--option1", "Rules=classic"]),
             "set the rules with --rules",
         ),
         (
-            &["--engine1", &engine, "--engine2", &engine, "--tc", "0+1"],
+            Match::new(&engine, &engine).with(&["--tc", "0+1"]),
             "the base time must be above zero",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-                "--size",
-                "9",
-            ],
+            Match::new(&engine, &engine).with(&["--depth", "1", "--size", "9"]),
             "--size 9 is outside 3..8",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-                "--sprt",
-                "10,0,0.05,0.05",
-            ],
+            Match::new(&engine, &engine).with(&["--depth", "1", "--sprt", "10,0,0.05,0.05"]),
             "elo0 must be below elo1",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-                "--rules",
-                "fast",
-            ],
+            Match::new(&engine, &engine).with(&["--depth", "1", "--rules", "fast"]),
             "unknown rules 'fast'",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-                "--games",
-                "0",
-            ],
+            Match::new(&engine, &engine).with(&["--depth", "1", "--games", "0"]),
             "--games must be from 1 to 100000",
         ),
         (
-            &[
-                "--engine1",
-                &engine,
-                "--engine2",
-                &engine,
-                "--depth",
-                "1",
-                "--random-plies",
-                "1000",
-            ],
+            Match::new(&engine, &engine).with(&["--depth", "1", "--random-plies", "1000"]),
             "--random-plies must be at most 200",
         ),
     ];
     for (args, message) in cases {
-        let run = run_match(args);
+        let run = run_match(args.clone());
         assert!(!run.status.success(), "{args:?} succeeded");
         assert!(
             run.stderr.contains(message),
@@ -770,15 +660,12 @@ fn bad_command_lines_get_clear_errors() {
 
 #[test]
 fn engines_play_a_match_that_replays() {
+    let _cpu = shared();
     let scratch = Scratch::new("engines");
     let engine = engine();
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &engine,
-            "--engine2",
-            &engine,
+        Match::new(&engine, &engine).with(&[
             "--name1",
             "first",
             "--name2",
@@ -801,7 +688,7 @@ fn engines_play_a_match_that_replays() {
             "2",
             "--rules",
             "classic",
-        ],
+        ]),
     );
     assert_eq!(played.games.len(), 6);
     for (i, game) in played.games.iter().enumerate() {
@@ -809,7 +696,7 @@ fn engines_play_a_match_that_replays() {
         assert_eq!(game.tag("Rules"), "classic");
         assert_eq!(game.tag("TimeControl"), "depth=4");
         assert!(
-            !dodgem::referee::game::Termination::ALL
+            !dodgem::referee::record::Termination::ALL
                 .iter()
                 .any(|t| t.is_fault() && t.name() == game.tag("Termination")),
             "{game:?}"
@@ -851,17 +738,14 @@ fn engines_play_a_match_that_replays() {
 
 #[test]
 fn timed_match_between_engines_keeps_the_clock() {
+    let _cpu = shared();
     let scratch = Scratch::new("timed");
     let engine = engine();
     // A generous margin: the test checks the clock's bookkeeping, not the
     // speed of a loaded machine.
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &engine,
-            "--engine2",
-            &engine,
+        Match::new(&engine, &engine).with(&[
             "--games",
             "2",
             "--size",
@@ -874,7 +758,7 @@ fn timed_match_between_engines_keeps_the_clock() {
             "300",
             "--concurrency",
             "2",
-        ],
+        ]),
     );
     for game in &played.games {
         assert_eq!(game.tag("TimeControl"), "2/1+0.05");
@@ -897,22 +781,12 @@ fn timed_match_between_engines_keeps_the_clock() {
 
 #[test]
 fn threefold_repetition_and_max_plies_are_draws() {
+    let _cpu = shared();
     let scratch = Scratch::new("draws");
     let sideways = mock("sideways");
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &sideways,
-            "--engine2",
-            &sideways,
-            "--games",
-            "2",
-            "--size",
-            "4",
-            "--depth",
-            "1",
-        ],
+        Match::new(&sideways, &sideways).with(&["--games", "2", "--size", "4", "--depth", "1"]),
     );
     for game in &played.games {
         assert_eq!(game.tag("Termination"), "threefold repetition");
@@ -920,11 +794,7 @@ fn threefold_repetition_and_max_plies_are_draws() {
     }
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &sideways,
-            "--engine2",
-            &sideways,
+        Match::new(&sideways, &sideways).with(&[
             "--games",
             "2",
             "--size",
@@ -933,7 +803,7 @@ fn threefold_repetition_and_max_plies_are_draws() {
             "1",
             "--maxplies",
             "3",
-        ],
+        ]),
     );
     for game in &played.games {
         assert_eq!(game.tag("Termination"), "max plies");
@@ -943,6 +813,7 @@ fn threefold_repetition_and_max_plies_are_draws() {
 
 #[test]
 fn openings_file_is_used_in_turn_with_colours_swapped() {
+    let _cpu = shared();
     let scratch = Scratch::new("openings");
     let openings = scratch.path("openings.txt");
     std::fs::write(
@@ -953,18 +824,14 @@ fn openings_file_is_used_in_turn_with_colours_swapped() {
     let legal = mock("legal");
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &legal,
-            "--engine2",
-            &legal,
+        Match::new(&legal, &legal).with(&[
             "--games",
             "5",
             "--depth",
             "1",
             "--openings",
             openings.to_str().unwrap(),
-        ],
+        ]),
     );
     let fens: Vec<&str> = played.games.iter().map(|g| g.tag("FEN")).collect();
     assert_eq!(
@@ -997,15 +864,12 @@ fn openings_file_is_used_in_turn_with_colours_swapped() {
 
 #[test]
 fn sprt_stops_a_decided_match() {
+    let _cpu = shared();
     let scratch = Scratch::new("sprt");
     let (legal, illegal) = (mock("legal"), mock("illegal"));
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &legal,
-            "--engine2",
-            &illegal,
+        Match::new(&legal, &illegal).with(&[
             "--games",
             "40",
             "--size",
@@ -1014,7 +878,7 @@ fn sprt_stops_a_decided_match() {
             "1",
             "--sprt",
             "0,100,0.05,0.05",
-        ],
+        ]),
     );
     // Every game is a win for the first engine: with half a game added to
     // each count, the LLR passes 2.94 after the fifth (see stats.rs).
@@ -1029,16 +893,13 @@ fn sprt_stops_a_decided_match() {
 
 #[test]
 fn adjudication_ends_games_at_forced_wins() {
+    let _cpu = shared();
     let scratch = Scratch::new("adjudicate");
     let legal = mock("legal");
     // The 3 x 3 start is a forced win for Black: over before a move.
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &legal,
-            "--engine2",
-            &legal,
+        Match::new(&legal, &legal).with(&[
             "--games",
             "2",
             "--size",
@@ -1046,7 +907,7 @@ fn adjudication_ends_games_at_forced_wins() {
             "--depth",
             "1",
             "--adjudicate",
-        ],
+        ]),
     );
     for game in &played.games {
         assert_eq!(game.tag("Termination"), "adjudication");
@@ -1066,11 +927,7 @@ fn adjudication_ends_games_at_forced_wins() {
     // against the table.
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &legal,
-            "--engine2",
-            &legal,
+        Match::new(&legal, &legal).with(&[
             "--games",
             "2",
             "--size",
@@ -1078,34 +935,26 @@ fn adjudication_ends_games_at_forced_wins() {
             "--depth",
             "1",
             "--adjudicate",
-        ],
+        ]),
     );
     for game in &played.games {
         assert_eq!(game.tag("Termination"), "adjudication", "{game:?}");
         assert!(!game.moves.is_empty(), "{game:?}");
     }
-    let run = run_match(&[
-        "--engine1",
-        &legal,
-        "--engine2",
-        &legal,
+    let run = run_match(Match::new(&legal, &legal).with(&[
         "--size",
         "5",
         "--depth",
         "1",
         "--adjudicate",
-    ]);
+    ]));
     assert!(!run.status.success());
     assert!(
         run.stderr.contains("--adjudicate: no table covers 5 x 5"),
         "{}",
         run.stderr
     );
-    let run = run_match(&[
-        "--engine1",
-        &legal,
-        "--engine2",
-        &legal,
+    let run = run_match(Match::new(&legal, &legal).with(&[
         "--size",
         "4",
         "--depth",
@@ -1113,7 +962,7 @@ fn adjudication_ends_games_at_forced_wins() {
         "--adjudicate",
         "--tablebase",
         "/nonexistent/table",
-    ]);
+    ]));
     assert!(
         run.stderr
             .contains("--tablebase: cannot read /nonexistent/table"),
@@ -1127,6 +976,7 @@ fn adjudication_ends_games_at_forced_wins() {
 #[test]
 #[ignore = "replays the record file named by DODGEM_PGN"]
 fn replays_pgn_file() {
+    let _cpu = shared();
     let path = std::env::var("DODGEM_PGN").expect("set DODGEM_PGN to a record file");
     let text = std::fs::read_to_string(&path).unwrap();
     let games = replay_pgn(&text).unwrap_or_else(|error| panic!("{path}: {error}"));
@@ -1140,6 +990,7 @@ fn replays_pgn_file() {
 
 #[test]
 fn the_replay_check_catches_bad_records() {
+    let _cpu = shared();
     let good = "[Event \"e\"]\n[Date \"d\"]\n[Round \"1\"]\n[Black \"a\"]\n[White \"b\"]\n[Result \"0-1\"]\n\
         [BoardSize \"3\"]\n[Rules \"textbook\"]\n[FEN \"1B1/2B/W2 b\"]\n[TimeControl \"depth=1\"]\n\
         [Termination \"all cars off\"]\n[PlyCount \"2\"]\n\n1. c2d2 {0.001s} {x} 0-1\n\n";
@@ -1161,26 +1012,23 @@ fn the_replay_check_catches_bad_records() {
 
 #[test]
 fn a_match_against_an_engine_that_crashes_finishes() {
+    let _cpu = shared();
     // The crash mock against the real engine, both colours, twice over.
     let scratch = Scratch::new("crash");
     let (crash, engine) = (mock("exit"), engine());
     let played = play(
         &scratch,
-        &[
-            "--engine1",
-            &engine,
-            "--engine2",
-            &crash,
+        // The engine's 20 ms must not be lost to a loaded machine.
+        Match::new(&engine, &crash).with(&[
             "--games",
             "4",
             "--size",
             "5",
             "--movetime",
             "20",
-            // The engine's 20 ms must not be lost to a loaded machine.
             "--timemargin",
             "1000",
-        ],
+        ]),
     );
     assert_eq!(played.games.len(), 4);
     assert!(

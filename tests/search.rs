@@ -1,5 +1,6 @@
 //! The search on positions whose values are known.
 
+use crate::common::shared;
 use dodgem::board::Rules;
 use dodgem::notation::{format_move, parse_position};
 use dodgem::search::{Limits, Request, Score, SearchResult, Settings, Signals, Tables, search};
@@ -38,6 +39,7 @@ fn best(outcome: &SearchResult) -> String {
 
 #[test]
 fn three_by_three_start_is_a_win_in_19_plies_under_both_rules() {
+    let _cpu = shared();
     for rules in Rules::ALL {
         let (outcome, infos) = run("B2/B2/1WW b", rules, depth(30), 1);
         assert_eq!(best(&outcome), "a3b3", "{rules:?}");
@@ -48,6 +50,7 @@ fn three_by_three_start_is_a_win_in_19_plies_under_both_rules() {
 
 #[test]
 fn drives_the_last_car_off() {
+    let _cpu = shared();
     let (outcome, infos) = run("2B/3/WW1 b", Rules::Textbook, depth(5), 1);
     assert_eq!(best(&outcome), "c3d3");
     assert_eq!(infos.last().unwrap().score, Score::Mate(1));
@@ -55,6 +58,7 @@ fn drives_the_last_car_off() {
 
 #[test]
 fn blocking_the_opponent_wins_under_textbook_and_is_avoided_under_classic() {
+    let _cpu = shared();
     // Black b2b1 leaves White's only car a1 with no move.
     let position = "3/BB1/W2 b";
     let (outcome, infos) = run(position, Rules::Textbook, depth(8), 1);
@@ -70,6 +74,7 @@ fn blocking_the_opponent_wins_under_textbook_and_is_avoided_under_classic() {
 
 #[test]
 fn blocked_side_to_move_is_a_loss_or_a_win_per_rules() {
+    let _cpu = shared();
     let blocked = parse_position("3/B2/WB1 w").unwrap();
     assert!(blocked.legal_moves().is_empty());
     let textbook = blocked.outcome(Rules::Textbook).unwrap();
@@ -80,6 +85,7 @@ fn blocked_side_to_move_is_a_loss_or_a_win_per_rules() {
 
 #[test]
 fn reports_a_loss_as_negative_mate() {
+    let _cpu = shared();
     // White to move; Black's last car is on its exit line and White
     // cannot get both cars off first.
     let (_, infos) = run("2B/3/WW1 w", Rules::Textbook, depth(6), 1);
@@ -91,6 +97,7 @@ fn reports_a_loss_as_negative_mate() {
 
 #[test]
 fn node_and_depth_limited_searches_are_deterministic() {
+    let _cpu = shared();
     let limits = Limits {
         nodes: Some(20_000),
         ..Limits::default()
@@ -117,6 +124,7 @@ fn node_and_depth_limited_searches_are_deterministic() {
 
 #[test]
 fn multipv_reports_distinct_first_moves() {
+    let _cpu = shared();
     let (_, infos) = run("B3/B3/B3/1WWW b", Rules::Textbook, depth(6), 3);
     let last_depth: Vec<&Info> = infos.iter().filter(|i| i.depth == 6).collect();
     assert_eq!(last_depth.len(), 3);
@@ -134,6 +142,7 @@ fn multipv_reports_distinct_first_moves() {
 
 #[test]
 fn searchmoves_restricts_the_root() {
+    let _cpu = shared();
     let position = parse_position("B2/B2/1WW b").unwrap();
     let only = dodgem::notation::parse_move("a2a1", &position).unwrap();
     let limits = Limits {
@@ -147,6 +156,7 @@ fn searchmoves_restricts_the_root() {
 
 #[test]
 fn a_third_occurrence_is_a_draw_and_saves_a_lost_game() {
+    let _cpu = shared();
     // White to move is lost: Black's last car drives off next move...
     let lost = "2B/3/WW1 w";
     let (_, infos) = run(lost, Rules::Textbook, depth(4), 1);

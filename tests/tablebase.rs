@@ -3,11 +3,9 @@
 //! the board's own move generator, the engine playing perfectly from
 //! random positions over pipes, and bad table files.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Engine, LONG, Rng, best_move, is_bestmove, ms, shared, timing};
+use crate::common::{Engine, LONG, Rng, best_move, is_bestmove, ms, shared, timing};
 use dodgem::board::{Color, Outcome, Position, Rules, WinReason};
 use dodgem::notation::format_position;
 use dodgem::solver::{self, Counts, Geometry, Value};
@@ -336,7 +334,7 @@ fn the_solve_command_reports_and_writes_a_table_the_engine_loads() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("4x4-classic.dtb");
     let path = file.to_str().unwrap();
-    let (status, out) = common::run_cli(
+    let (status, out) = crate::common::run_cli(
         &[
             "solve", "--size", "4", "--rules", "classic", "--out", path, "--quiet",
         ],
@@ -357,14 +355,14 @@ fn the_solve_command_reports_and_writes_a_table_the_engine_loads() {
         tablebase::builtin(4, Rules::Classic).unwrap().values()
     );
     // The same report from the file.
-    let (status, again) = common::run_cli(&["solve", "--table", path], LONG);
+    let (status, again) = crate::common::run_cli(&["solve", "--table", path], LONG);
     assert!(status.success());
     assert!(
         again.contains("reachable from the start                 393,900"),
         "{again}"
     );
     // Sizes the solver cannot index are refused with a message.
-    let (status, _) = common::run_cli(&["solve", "--size", "6", "--quiet"], LONG);
+    let (status, _) = crate::common::run_cli(&["solve", "--size", "6", "--quiet"], LONG);
     assert!(!status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -8,7 +8,7 @@
 //! Re-record every golden file (after checking the diff is intended):
 //!
 //! ```text
-//! SNAPSHOTS=overwrite cargo test --test transcripts
+//! SNAPSHOTS=overwrite cargo test --test tests transcripts::
 //! ```
 //!
 //! A file whose replay fails (timeout, crash, bad line) is reported and never
@@ -63,7 +63,7 @@
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
@@ -72,6 +72,8 @@ use std::time::{Duration, Instant};
 use snapbox::assert::DEFAULT_ACTION_ENV;
 use snapbox::report::Palette;
 use snapbox::{Assert, Data};
+
+use crate::common::{dodgem, is_bestmove, is_number, is_search_info, mask_timing, shared};
 
 /// Longest wait for the replies to one command.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
@@ -82,6 +84,7 @@ const MAX_JOBS: usize = 8;
 
 #[test]
 fn golden_transcripts() {
+    let _cpu = shared();
     let files = golden_files();
     assert!(
         !files.is_empty(),
@@ -95,7 +98,7 @@ fn golden_transcripts() {
         .collect();
     assert!(
         failures.is_empty(),
-        "{} of {} golden transcripts failed (re-record with `SNAPSHOTS=overwrite cargo test --test transcripts`):\n\n{}",
+        "{} of {} golden transcripts failed (re-record with `SNAPSHOTS=overwrite cargo test --test tests transcripts::`):\n\n{}",
         failures.len(),
         files.len(),
         failures.join("\n\n")
@@ -415,7 +418,7 @@ impl Session {
             }
             self.search = SearchState::default();
         }
-        let masked = mask(line);
+        let masked = mask_timing(line);
         if masked.is_empty() {
             self.push("<");
         } else {
@@ -442,16 +445,6 @@ fn is_error(line: &str) -> bool {
     line.starts_with("info string error: ")
 }
 
-fn is_bestmove(line: &str) -> bool {
-    line.split_whitespace().next() == Some("bestmove")
-}
-
-/// An `info` line other than `info string`.
-fn is_search_info(line: &str) -> bool {
-    let mut words = line.split_whitespace();
-    words.next() == Some("info") && words.next() != Some("string")
-}
-
 /// For the bench summary `<n> nodes <m> nps`, the `<m>` token.
 fn bench_nps(line: &str) -> Option<&str> {
     let words: Vec<&str> = line.split_whitespace().collect();
@@ -459,31 +452,6 @@ fn bench_nps(line: &str) -> Option<&str> {
         [nodes, "nodes", nps, "nps"] if is_number(nodes) && is_number(nps) => Some(nps),
         _ => None,
     }
-}
-
-fn is_number(word: &str) -> bool {
-    let digits = word.strip_prefix('-').unwrap_or(word);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Masks the timing-dependent numbers of `line` (see the module docs).
-fn mask(line: &str) -> String {
-    if bench_nps(line).is_some() {
-        let (nodes, _) = line.split_once(" nodes ").expect("bench line");
-        return format!("{nodes} nodes [..] nps");
-    }
-    if line.split_whitespace().next() != Some("info") {
-        return line.to_owned();
-    }
-    let mut words: Vec<&str> = line.split(' ').collect();
-    for i in 1..words.len() {
-        match words[i - 1] {
-            "string" => break,
-            "time" | "nps" if is_number(words[i]) => words[i] = "[..]",
-            _ => {}
-        }
-    }
-    words.join(" ")
 }
 
 /// The engine process, with its stdout forwarded line by line over a channel
@@ -496,11 +464,9 @@ struct Engine {
 
 impl Engine {
     fn spawn() -> Result<Self, String> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dodgem"))
-            .env_remove("RUST_LOG")
+        let mut child = dodgem(&[])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start the engine: {e}"))?;
         let stdout = child.stdout.take().expect("piped stdout");
@@ -602,17 +568,20 @@ mod driver_tests {
     #[test]
     fn masks_time_and_nps_in_info_lines() {
         assert_eq!(
-            mask("info depth 2 nodes 7 nps 3500 time 2 pv a3b3"),
+            mask_timing("info depth 2 nodes 7 nps 3500 time 2 pv a3b3"),
             "info depth 2 nodes 7 nps [..] time [..] pv a3b3"
         );
-        assert_eq!(mask("info string time 5 nps 6"), "info string time 5 nps 6");
-        assert_eq!(mask("bestmove a3b3 time 5"), "bestmove a3b3 time 5");
+        assert_eq!(
+            mask_timing("info string time 5 nps 6"),
+            "info string time 5 nps 6"
+        );
+        assert_eq!(mask_timing("bestmove a3b3 time 5"), "bestmove a3b3 time 5");
     }
 
     #[test]
     fn masks_bench_nps_only() {
-        assert_eq!(mask("12345 nodes 67890 nps"), "12345 nodes [..] nps");
-        assert_eq!(mask("Nodes searched: 27"), "Nodes searched: 27");
+        assert_eq!(mask_timing("12345 nodes 67890 nps"), "12345 nodes [..] nps");
+        assert_eq!(mask_timing("Nodes searched: 27"), "Nodes searched: 27");
     }
 
     #[test]

@@ -1,11 +1,38 @@
 //! The options an engine advertises (`option name ... type ...` lines) and
 //! `setoption` lines checked against them.
 
+use std::fmt;
+
 /// An option an engine advertised with an `option name ... type ...` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OptionSpec {
     pub name: String,
     pub kind: OptionKind,
+    /// The `default` value as the engine wrote it (`None` if it gave none).
+    pub default: Option<String>,
+}
+
+/// As in a `uci` reply: `option name <name> type <type> [default ..]
+/// [min .. max ..] [var ..]...`.
+impl fmt::Display for OptionSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            OptionKind::Check => "check",
+            OptionKind::Spin { .. } => "spin",
+            OptionKind::Combo(_) => "combo",
+            OptionKind::Button => "button",
+            OptionKind::String => "string",
+        };
+        write!(f, "option name {} type {kind}", self.name)?;
+        if let Some(default) = &self.default {
+            write!(f, " default {default}")?;
+        }
+        match &self.kind {
+            OptionKind::Spin { min, max } => write!(f, " min {min} max {max}"),
+            OptionKind::Combo(vars) => vars.iter().try_for_each(|var| write!(f, " var {var}")),
+            _ => Ok(()),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,7 +79,20 @@ pub fn parse_option_line(line: &str) -> Option<OptionSpec> {
         "string" => OptionKind::String,
         _ => return None,
     };
-    Some(OptionSpec { name, kind })
+    // A default runs to the next keyword (a string's may hold spaces).
+    let default = rest.iter().position(|&t| t == "default").map(|at| {
+        rest[at + 1..]
+            .iter()
+            .take_while(|&&t| !matches!(t, "min" | "max" | "var"))
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    Some(OptionSpec {
+        name,
+        kind,
+        default,
+    })
 }
 
 /// Splits a command-line setting `Name=Value` into its name and value
@@ -155,6 +195,16 @@ mod tests {
             OptionKind::Combo(vec!["textbook".into(), "classic".into()])
         );
         assert_eq!(options[3].name, "Move Overhead");
+        assert_eq!(options[3].default.as_deref(), Some("10"));
+        assert_eq!(options[1].default, None);
+        assert_eq!(options[5].default.as_deref(), Some("<empty>"));
+        for (option, line) in options.iter().zip([
+            "option name Hash type spin default 16 min 1 max 16384",
+            "option name Clear Hash type button",
+            "option name Rules type combo default textbook var textbook var classic",
+        ]) {
+            assert_eq!(option.to_string(), line);
+        }
         assert_eq!(parse_option_line("option name X type weird"), None);
         assert_eq!(parse_option_line("id name X"), None);
         assert_eq!(parse_option_line("option name type check"), None);

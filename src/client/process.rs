@@ -6,14 +6,18 @@
 //! writer thread feeds the engine's stdin from a queue, so an engine that
 //! stops reading cannot block the caller on a full pipe.
 //!
-//! Ending an engine means `quit`, closing its stdin, and a kill if it has
-//! not exited after a grace period. [`EngineProcess::shutdown`] waits for
+//! Each engine runs in a process group of its own, so that ending it ends
+//! whatever it started too (a helper it forked may hold its stdout and
+//! outlive it). Ending an engine means `quit`, closing its stdin, a kill
+//! if it has not exited after a grace period, and then a kill of what is
+//! left of its group. [`EngineProcess::shutdown`] waits for
 //! that (a referee must not start the next game while the last one's
 //! engines still run); dropping the value does it on a thread of its own
 //! (a server must not hold up a request for it).
 
 use std::cell::Cell;
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -137,6 +141,10 @@ impl EngineProcess {
     ) -> io::Result<EngineProcess> {
         let mut child = Command::new(command.program())
             .args(command.args())
+            // Its own group (id = its pid), so its helpers can be ended
+            // with it; a terminal's Ctrl-C no longer reaches it, but the
+            // end of its stdin does.
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(match stderr {
@@ -146,8 +154,7 @@ impl EngineProcess {
             .spawn()?;
         let pid = child.id();
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill(child);
             return Err(io::Error::other("the engine's pipes are missing"));
         };
         let (to_engine, outgoing) = crossbeam_channel::unbounded::<Outgoing>();
@@ -160,8 +167,7 @@ impl EngineProcess {
                     .spawn(move || write_lines(pid, stdin, outgoing))
             });
         if let Err(error) = threads {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill(child);
             return Err(error);
         }
         Ok(EngineProcess {
@@ -289,17 +295,44 @@ impl Drop for EngineProcess {
     }
 }
 
-/// Waits up to `grace` for `child` to exit, then kills it.
+/// Waits up to `grace` for `child` to exit, then kills it and its group.
 fn reap(mut child: Child, grace: Duration) {
     let until = Instant::now() + grace;
     while Instant::now() < until {
         match child.try_wait() {
             Ok(None) => thread::sleep(POLL),
-            Ok(Some(_)) | Err(_) => return,
+            Ok(Some(_)) | Err(_) => {
+                // It exited; what it started may not have.
+                kill_group(child.id());
+                return;
+            }
         }
     }
+    kill(child);
+}
+
+/// Kills `child`'s process group (while `child`, not yet waited for,
+/// still holds the group's id), then `child` itself.
+fn kill(mut child: Child) {
+    kill_group(child.id());
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Sends SIGKILL to every process of group `group` with the shell's
+/// built-in `kill` (always there, unlike a `kill` program): the crate has
+/// no unsafe code to call `kill(2)` itself, and the call is rare (once per
+/// engine ended). Quiet when the group is already gone.
+fn kill_group(group: u32) {
+    let status = Command::new("sh")
+        .args(["-c", "kill -9 -\"$1\"", "sh", &group.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if let Err(error) = status {
+        log::warn!("cannot run sh to end the processes of engine {group}: {error}");
+    }
 }
 
 /// Hands the engine's stdout to `deliver` as lines (without `\n` or
@@ -518,6 +551,62 @@ mod tests {
             thread::sleep(Duration::from_millis(20));
         }
         assert!(!running(pid));
+    }
+
+    /// A zombie has ended; only its parent has not looked yet.
+    #[cfg(target_os = "linux")]
+    fn alive(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    }
+
+    /// An engine that starts a helper holding its stdout, says the
+    /// helper's pid, and (if `then_exit`) exits at once.
+    #[cfg(target_os = "linux")]
+    fn with_helper(then_exit: bool) -> (EngineProcess, u32) {
+        let script = format!(
+            "sleep 60 & echo $!; {}",
+            if then_exit { "exit 0" } else { "exec sleep 60" }
+        );
+        let mut engine = spawn(&script);
+        let Recv::Line(pid, _) = engine.recv_until(Instant::now() + PATIENCE) else {
+            panic!("no pid");
+        };
+        let pid: u32 = pid.parse().unwrap();
+        assert!(alive(pid));
+        (engine, pid)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn assert_ends(pid: u32) {
+        let until = Instant::now() + PATIENCE;
+        while alive(pid) && Instant::now() < until {
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "process {pid} outlived its engine");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn ending_an_engine_ends_the_processes_it_started() {
+        // An engine that exited by itself, leaving a helper behind.
+        let (engine, helper) = with_helper(true);
+        engine.shutdown(PATIENCE);
+        assert_ends(helper);
+        // An engine that must be killed.
+        let (engine, helper) = with_helper(false);
+        engine.shutdown(Duration::from_millis(50));
+        assert_ends(helper);
+        // A dropped engine.
+        let (engine, helper) = with_helper(false);
+        drop(engine);
+        assert_ends(helper);
     }
 
     #[test]

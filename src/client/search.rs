@@ -34,6 +34,10 @@ pub struct Info {
     pub score: Option<Score>,
     pub nodes: Option<u64>,
     pub nps: Option<u64>,
+    /// Permille of the hash table in use.
+    pub hashfull: Option<u32>,
+    /// Probes answered by the solved tables.
+    pub tbhits: Option<u64>,
     /// Milliseconds since `go`.
     pub time: Option<u64>,
     pub pv: Vec<String>,
@@ -44,6 +48,44 @@ impl Info {
     /// no `multipv` at all).
     pub fn is_principal(&self) -> bool {
         self.multipv.is_none_or(|rank| rank == 1)
+    }
+}
+
+/// As an engine prints it: `info`, then the fields present in protocol.md's
+/// order (`depth seldepth multipv score nodes nps hashfull tbhits time`),
+/// the variation last.
+impl fmt::Display for Info {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("info")?;
+        let numbers = [
+            ("depth", self.depth.map(u64::from)),
+            ("seldepth", self.seldepth.map(u64::from)),
+            ("multipv", self.multipv.map(u64::from)),
+        ];
+        for (name, value) in numbers {
+            if let Some(value) = value {
+                write!(f, " {name} {value}")?;
+            }
+        }
+        if let Some(score) = self.score {
+            write!(f, " score {score}")?;
+        }
+        let numbers = [
+            ("nodes", self.nodes),
+            ("nps", self.nps),
+            ("hashfull", self.hashfull.map(u64::from)),
+            ("tbhits", self.tbhits),
+            ("time", self.time),
+        ];
+        for (name, value) in numbers {
+            if let Some(value) = value {
+                write!(f, " {name} {value}")?;
+            }
+        }
+        if !self.pv.is_empty() {
+            write!(f, " pv {}", self.pv.join(" "))?;
+        }
+        Ok(())
     }
 }
 
@@ -63,6 +105,8 @@ pub fn parse_info(line: &str) -> Option<Info> {
             "multipv" => info.multipv = words.next().and_then(|w| w.parse().ok()),
             "nodes" => info.nodes = words.next().and_then(|w| w.parse().ok()),
             "nps" => info.nps = words.next().and_then(|w| w.parse().ok()),
+            "hashfull" => info.hashfull = words.next().and_then(|w| w.parse().ok()),
+            "tbhits" => info.tbhits = words.next().and_then(|w| w.parse().ok()),
             "time" => info.time = words.next().and_then(|w| w.parse().ok()),
             "score" => {
                 let kind = words.next();
@@ -110,9 +154,11 @@ mod tests {
         assert_eq!(info.score, Some(Score::Mate(10)));
         assert_eq!(info.nodes, Some(13298));
         assert_eq!(info.nps, Some(13101477));
+        assert_eq!(info.hashfull, Some(1));
         assert_eq!(info.time, Some(1));
         assert_eq!(info.pv, ["a3b3", "b1b2", "b3c3"]);
         assert!(info.is_principal());
+        assert_eq!(info.to_string(), line);
         let info = parse_info("info score cp -38 lowerbound depth x nodes 5").unwrap();
         assert_eq!(info.score, Some(Score::Cp(-38)));
         assert_eq!(info.depth, None);

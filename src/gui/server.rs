@@ -12,22 +12,24 @@
 //! | `POST /api/restart` | empty or `{}` | a fresh engine process |
 //!
 //! Every `POST` answers with the new state. Errors are JSON too,
-//! `{"error": "<message>"}`, with a 4xx status: 400 bad value or illegal
-//! move, 403 a foreign `Host`, 404 unknown path, 405 wrong method, 409 not
-//! possible now (game over, the engine's turn, nothing to undo), 413 body
-//! too large, 415 a `POST` body that is not `application/json`.
+//! `{"error": "<message>"}`, with a 4xx status: 400 bad value, illegal
+//! move or ambiguous framing (see [`super::http`]), 403 a foreign `Host`,
+//! 404 unknown path, 405 wrong method, 409 not possible now (game over, the
+//! engine's turn, nothing to undo), 411 a chunked body, 413 body too
+//! large, 415 a `POST` body that is not `application/json`, 431 headers
+//! too large.
 //!
 //! Requests must name this server in `Host` (`127.0.0.1:<port>` or
 //! `localhost:<port>`), which shuts out DNS-rebinding pages, and a `POST`
 //! must be `application/json`, which a cross-site form cannot send.
 
-use std::io::{Cursor, Read};
+use std::net::TcpStream;
 use std::panic::{self, AssertUnwindSafe};
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use tiny_http::{Header, Method, Request, Response};
 
+use super::http::{self, ReadError, Request, Response};
 use super::session::{ApiError, Config, NewGame, SharedSession};
 
 /// The largest request body accepted.
@@ -53,39 +55,49 @@ struct PositionRequest {
     rules: Option<String>,
 }
 
-type Reply = Response<Cursor<Vec<u8>>>;
+type Reply = Response;
+
+/// Reads one request from `stream`, answers it, and closes the connection.
+pub fn serve(session: &SharedSession, port: u16, mut stream: TcpStream) {
+    let (reply, head) = match http::read_request(&mut stream, MAX_BODY) {
+        Ok(request) => (handle(session, port, &request), request.method == "HEAD"),
+        Err(ReadError::Refuse(status, message)) => {
+            (error_reply(ApiError { status, message }), false)
+        }
+        Err(ReadError::Gone) => return,
+    };
+    if let Err(error) = http::write_response(&mut stream, &reply, head) {
+        log::info!("cannot answer a request: {error}");
+    }
+}
 
 /// Answers one request. Never panics: a bug in a handler becomes a 500.
-pub fn handle(session: &SharedSession, port: u16, mut request: Request) {
-    let method = request.method().clone();
-    let url = request.url().to_string();
+pub fn handle(session: &SharedSession, port: u16, request: &Request) -> Reply {
     let reply = panic::catch_unwind(AssertUnwindSafe(|| {
-        route(session, port, &mut request).unwrap_or_else(error_reply)
+        route(session, port, request).unwrap_or_else(error_reply)
     }))
     .unwrap_or_else(|_| {
-        log::error!("handler panicked on {method} {url}");
+        log::error!("handler panicked on {} {}", request.method, request.target);
         error_reply(ApiError {
             status: 500,
             message: "internal error".into(),
         })
     });
-    log::debug!("{method} {url} -> {}", reply.status_code().0);
-    if let Err(error) = request.respond(reply) {
-        log::info!("cannot answer {method} {url}: {error}");
-    }
+    log::debug!("{} {} -> {}", request.method, request.target, reply.status);
+    reply
 }
 
-fn route(session: &SharedSession, port: u16, request: &mut Request) -> Result<Reply, ApiError> {
+fn route(session: &SharedSession, port: u16, request: &Request) -> Result<Reply, ApiError> {
     check_host(request, port)?;
     let path = request
-        .url()
+        .target
         .split(['?', '#'])
         .next()
         .unwrap_or("")
         .to_string();
-    let method = request.method().clone();
-    let get = method == Method::Get || method == Method::Head;
-    let post = method == Method::Post;
+    let method = request.method.as_str();
+    let get = method == "GET" || method == "HEAD";
+    let post = method == "POST";
     match path.as_str() {
         "/" | "/index.html" if get => Ok(asset(PAGE_HTML, "text/html; charset=utf-8")),
         "/app.js" if get => Ok(asset(PAGE_JS, "text/javascript; charset=utf-8")),
@@ -139,69 +151,47 @@ fn route(session: &SharedSession, port: u16, request: &mut Request) -> Result<Re
     }
 }
 
-fn header<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
-    request
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv(name))
-        .map(|h| h.value.as_str())
-}
-
 /// Refuses requests addressed to another host name (DNS rebinding).
 fn check_host(request: &Request, port: u16) -> Result<(), ApiError> {
-    let host = header(request, "Host").unwrap_or("");
+    let host = request.header("Host").unwrap_or("");
     let allowed = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
     if allowed.iter().any(|a| a.eq_ignore_ascii_case(host)) {
         Ok(())
     } else {
         Err(ApiError {
             status: 403,
-            message: format!("Host '{host}' is not this server (use http://127.0.0.1:{port}/)"),
+            message: format!(
+                "Host {} is not this server (use http://127.0.0.1:{port}/)",
+                crate::protocol::quote(host)
+            ),
         })
     }
 }
 
 /// Reads a JSON body of type `T` (an empty body reads as `{}`).
-fn read_json<T: DeserializeOwned>(request: &mut Request) -> Result<T, ApiError> {
-    let content_type = header(request, "Content-Type").unwrap_or("");
+fn read_json<T: DeserializeOwned>(request: &Request) -> Result<T, ApiError> {
+    let content_type = request.header("Content-Type").unwrap_or("");
     let essence = content_type.split(';').next().unwrap_or("").trim();
     if !essence.eq_ignore_ascii_case("application/json") {
         return Err(ApiError {
             status: 415,
             message: format!(
-                "a POST body must be application/json (got '{}')",
-                content_type.escape_debug()
+                "a POST body must be application/json (got {})",
+                crate::protocol::quote(content_type)
             ),
         });
     }
-    let too_large = || ApiError {
-        status: 413,
-        message: format!("the request body is over {MAX_BODY} bytes"),
+    let body: &[u8] = if request.body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        &request.body
     };
-    if request
-        .body_length()
-        .is_some_and(|length| length > MAX_BODY)
-    {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|error| ApiError::bad_request(format!("cannot read the request body: {error}")))?;
-    if body.len() > MAX_BODY {
-        return Err(too_large());
-    }
-    if body.iter().all(u8::is_ascii_whitespace) {
-        body = b"{}".to_vec();
-    }
-    serde_json::from_slice(&body)
+    serde_json::from_slice(body)
         .map_err(|error| ApiError::bad_request(format!("bad JSON body: {error}")))
 }
 
 /// Reads a body that must be empty or `{}`.
-fn read_empty(request: &mut Request) -> Result<(), ApiError> {
+fn read_empty(request: &Request) -> Result<(), ApiError> {
     let object: serde_json::Map<String, serde_json::Value> = read_json(request)?;
     match object.keys().next() {
         None => Ok(()),
@@ -211,27 +201,25 @@ fn read_empty(request: &mut Request) -> Result<(), ApiError> {
     }
 }
 
-fn content_type(value: &str) -> Header {
-    Header::from_bytes("Content-Type", value).expect("a valid header")
-}
-
-fn with_common_headers(reply: Reply, kind: &str) -> Reply {
-    // Every body's length is known: send it with Content-Length, never
-    // chunked, which keeps simple clients simple.
-    reply
-        .with_chunked_threshold(usize::MAX)
-        .with_header(content_type(kind))
-        .with_header(Header::from_bytes("Cache-Control", "no-store").expect("a valid header"))
-        .with_header(
-            Header::from_bytes("X-Content-Type-Options", "nosniff").expect("a valid header"),
-        )
+/// The headers every reply carries, with its body's type.
+fn common_headers(kind: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("Content-Type", kind.to_string()),
+        ("Cache-Control", "no-store".into()),
+        ("X-Content-Type-Options", "nosniff".into()),
+    ]
 }
 
 fn asset(text: &str, kind: &str) -> Reply {
     let csp = "default-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
                frame-ancestors 'none'";
-    with_common_headers(Response::from_string(text), kind)
-        .with_header(Header::from_bytes("Content-Security-Policy", csp).expect("a valid header"))
+    let mut headers = common_headers(kind);
+    headers.push(("Content-Security-Policy", csp.into()));
+    Response {
+        status: 200,
+        headers,
+        body: text.as_bytes().to_vec(),
+    }
 }
 
 fn state_reply(session: &SharedSession) -> Reply {
@@ -244,7 +232,11 @@ fn json_reply(status: u16, value: &impl serde::Serialize) -> Reply {
         log::error!("cannot serialise a reply: {error}");
         b"{\"error\":\"internal error\"}".to_vec()
     });
-    with_common_headers(Response::from_data(body), "application/json").with_status_code(status)
+    Response {
+        status,
+        headers: common_headers("application/json"),
+        body,
+    }
 }
 
 fn error_reply(error: ApiError) -> Reply {

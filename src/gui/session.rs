@@ -22,16 +22,16 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use super::game::{Game, PlayError};
-use crate::board::{Color, MAX_SIZE, MIN_SIZE, Outcome, Position, Rules, WinReason};
+use crate::board::{self, Color, MIN_SIZE, Outcome, Position, Rules, UnknownRules, WinReason};
 use crate::client::{
-    self, EngineCommand, EngineProcess, Info, OptionSpec, Score, Stderr, parse_option_line,
+    EngineCommand, EngineProcess, Info, OptionSpec, Reply, Score, Stderr, parse_reply,
     setoption_line,
 };
+use crate::game::{Game, PlayError};
 use crate::notation;
 
 /// How long the engine gets to answer `uci` with `uciok`.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the engine gets to answer `isready` (after `ucinewgame`).
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Added to the move time before a missing `bestmove` counts as a hang.
@@ -154,6 +154,8 @@ pub struct Session {
     /// The last `info string` the engine printed.
     engine_message: Option<String>,
     game: Game,
+    /// The rules the game is judged by (and the engine is told).
+    rules: Rules,
     engine_side: EngineSide,
     movetime: u64,
     /// The engine needs `setoption`/`ucinewgame`/`isready` before it next
@@ -188,7 +190,8 @@ impl Session {
                 link: Link::Idle,
                 engine_name: None,
                 engine_message: None,
-                game: Game::new(Position::start(MIN_SIZE), Rules::default()),
+                game: Game::new(Position::start(MIN_SIZE)),
+                rules: Rules::default(),
                 engine_side: EngineSide::White,
                 movetime: DEFAULT_MOVETIME,
                 needs_new_game: true,
@@ -263,7 +266,8 @@ impl Session {
 
     /// Whether the engine is to move in the current game.
     fn engine_to_move(&self) -> bool {
-        self.game.outcome().is_none() && self.engine_side.plays(self.game.position().side_to_move())
+        self.game.outcome(self.rules).is_none()
+            && self.engine_side.plays(self.game.position().side_to_move())
     }
 
     /// Sends the engine what it needs next, if it is free: the new game's
@@ -275,10 +279,7 @@ impl Session {
         let now = Instant::now();
         if self.needs_new_game {
             self.needs_new_game = false;
-            self.send(&format!(
-                "setoption name Rules value {}",
-                self.game.rules().name()
-            ));
+            self.send(&format!("setoption name Rules value {}", self.rules.name()));
             self.send("ucinewgame");
             self.send("isready");
             self.link = Link::Syncing {
@@ -334,17 +335,12 @@ impl Session {
             self.fault(format!("the engine exited ({status})"));
             return;
         };
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("id") if words.next() == Some("name") => {
-                self.engine_name = Some(words.collect::<Vec<_>>().join(" "));
+        match parse_reply(&line) {
+            Some(Reply::IdName(name)) => self.engine_name = Some(name),
+            Some(Reply::Option(spec)) if matches!(self.link, Link::Starting { .. }) => {
+                self.advertised.push(spec);
             }
-            Some("option") if matches!(self.link, Link::Starting { .. }) => {
-                if let Some(spec) = parse_option_line(&line) {
-                    self.advertised.push(spec);
-                }
-            }
-            Some("uciok") if matches!(self.link, Link::Starting { .. }) => {
+            Some(Reply::UciOk) if matches!(self.link, Link::Starting { .. }) => {
                 // The `--option` settings, checked against what this engine
                 // offers; one that does not fit is a fault of the setup.
                 let lines: Result<Vec<String>, String> = self
@@ -365,19 +361,15 @@ impl Session {
                     }
                 }
             }
-            Some("readyok") if matches!(self.link, Link::Syncing { .. }) => {
+            Some(Reply::ReadyOk) if matches!(self.link, Link::Syncing { .. }) => {
                 self.link = Link::Idle;
             }
-            Some("info") if line.split_whitespace().nth(1) == Some("string") => {
-                // The first "string" in the line is its second word.
-                let text = line
-                    .split_once("string")
-                    .map_or("", |(_, rest)| rest.trim());
+            Some(Reply::InfoString(text)) => {
                 log::info!("engine says: {text}");
-                self.engine_message = Some(text.to_string());
+                self.engine_message = Some(text);
             }
-            Some("info") => self.on_info(&line),
-            Some("bestmove") => self.on_bestmove(&line),
+            Some(Reply::Info(info)) => self.on_info(info),
+            Some(Reply::BestMove { mv, .. }) => self.on_bestmove(&mv),
             _ => {
                 log::debug!("ignored engine output: {line}");
                 return;
@@ -387,10 +379,7 @@ impl Session {
         self.pump();
     }
 
-    fn on_info(&mut self, line: &str) {
-        let Some(info) = client::parse_info(line) else {
-            return;
-        };
+    fn on_info(&mut self, info: Info) {
         if !matches!(self.link, Link::Searching { stale: false, .. })
             || info.multipv.is_some_and(|rank| rank != 1)
         {
@@ -401,9 +390,10 @@ impl Session {
         }
     }
 
-    fn on_bestmove(&mut self, line: &str) {
+    /// `bestmove <text>`.
+    fn on_bestmove(&mut self, text: &str) {
         let Link::Searching { stale, .. } = self.link else {
-            log::warn!("the engine sent a bestmove without a search: {line}");
+            log::warn!("the engine sent a bestmove without a search: {text}");
             return;
         };
         self.link = Link::Idle;
@@ -413,8 +403,7 @@ impl Session {
         if stale {
             return;
         }
-        let text = client::parse_bestmove(line).unwrap_or("");
-        if let Err(error) = self.game.play(text) {
+        if let Err(error) = self.game.play_text(text, self.rules) {
             let shown = if text.is_empty() { "nothing" } else { text };
             self.fault(format!(
                 "the engine answered `bestmove {shown}` in {}: {error}",
@@ -457,18 +446,15 @@ impl Session {
     /// changes then.
     pub fn new_game(&mut self, request: NewGame) -> Result<(), ApiError> {
         let size = request.size.unwrap_or(self.game.start().size());
-        if !(MIN_SIZE..=MAX_SIZE).contains(&size) {
-            return Err(ApiError::bad_request(format!(
-                "board size {size} is outside {MIN_SIZE}..{MAX_SIZE}"
-            )));
-        }
+        board::check_size(size).map_err(|error| ApiError::bad_request(error.to_string()))?;
         let rules = match &request.rules {
-            None => self.game.rules(),
+            None => self.rules,
             Some(name) => parse_rules(name)?,
         };
         let movetime = check_movetime(request.movetime.unwrap_or(self.movetime))?;
         self.interrupt();
-        self.game = Game::new(Position::start(size), rules);
+        self.game = Game::new(Position::start(size));
+        self.rules = rules;
         self.engine_side = request.engine.unwrap_or(self.engine_side);
         self.movetime = movetime;
         self.new_game_started();
@@ -483,11 +469,12 @@ impl Session {
         let start = notation::parse_position(text)
             .map_err(|error| ApiError::bad_request(format!("bad position string: {error}")))?;
         let rules = match rules {
-            None => self.game.rules(),
+            None => self.rules,
             Some(name) => parse_rules(name)?,
         };
         self.interrupt();
-        self.game = Game::new(start, rules);
+        self.game = Game::new(start);
+        self.rules = rules;
         self.new_game_started();
         Ok(())
     }
@@ -529,10 +516,12 @@ impl Session {
                 self.game.position().side_to_move().name()
             )));
         }
-        self.game.play(text).map_err(|error| match error {
-            PlayError::GameOver(_) => ApiError::conflict(error.to_string()),
-            PlayError::Move(_) => ApiError::bad_request(error.to_string()),
-        })?;
+        self.game
+            .play_text(text, self.rules)
+            .map_err(|error| match error {
+                PlayError::GameOver(_) => ApiError::conflict(error.to_string()),
+                PlayError::Move(_) => ApiError::bad_request(error.to_string()),
+            })?;
         self.changed();
         self.pump();
         Ok(())
@@ -577,7 +566,7 @@ impl Session {
     pub fn state(&self) -> State {
         let game = &self.game;
         let position = game.position();
-        let outcome = game.outcome();
+        let outcome = game.outcome(self.rules);
         let turn = match outcome {
             Some(_) => "over",
             None if self.engine_to_move() => "engine",
@@ -593,7 +582,7 @@ impl Session {
         State {
             version: self.version,
             size: position.size(),
-            rules: game.rules().name(),
+            rules: self.rules.name(),
             engine_side: self.engine_side,
             movetime: self.movetime,
             start: notation::format_position(game.start()),
@@ -608,7 +597,7 @@ impl Session {
                 .iter()
                 .map(|&mv| notation::format_move(Some(mv)))
                 .collect(),
-            legal_moves: game.legal_moves(),
+            legal_moves: game.legal_moves(self.rules),
             turn,
             result: outcome.map(GameResult::new),
             engine: EngineState {
@@ -625,11 +614,8 @@ impl Session {
 }
 
 fn parse_rules(name: &str) -> Result<Rules, ApiError> {
-    Rules::from_name(name).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "unknown rules '{name}' (expected textbook or classic)"
-        ))
-    })
+    name.parse()
+        .map_err(|error: UnknownRules| ApiError::bad_request(error.to_string()))
 }
 
 fn check_movetime(movetime: u64) -> Result<u64, ApiError> {

@@ -3,14 +3,35 @@
 //! business.
 
 use std::fmt;
+use std::time::Duration;
+
+use crate::board::{Color, Move};
+use crate::search::Limits;
+use crate::time::TimeLimit;
 
 /// Longest piece of bad input quoted back in an error message.
 const QUOTE_LIMIT: usize = 40;
 
-/// Quotes a piece of input safely: control characters escaped, long
-/// input cut short.
+/// Input echoed whole (a file name, an engine's name): control
+/// characters (and backslashes, so the escape cannot be forged) written as
+/// Rust escapes (ESC becomes `\u{1b}`), everything else as it is. The one
+/// place text from outside is made safe for a terminal or a log line.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || c == '\\' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Quotes a piece of input safely: escaped as by [`escape`], long input
+/// cut short.
 pub fn quote(text: &str) -> String {
-    let escaped: String = text.escape_debug().collect();
+    let escaped = escape(text);
     if escaped.chars().count() > QUOTE_LIMIT {
         let short: String = escaped.chars().take(QUOTE_LIMIT).collect();
         format!("'{short}...'")
@@ -55,6 +76,47 @@ impl Go {
             || self.winc.is_some()
             || self.binc.is_some()
             || self.movestogo.is_some()
+    }
+
+    /// Whether this is a timed search without the clock of `side`, the
+    /// side to move: the name of the missing parameter.
+    pub fn missing_clock(&self, side: Color) -> Option<&'static str> {
+        let (own, name) = match side {
+            Color::White => (self.wtime, "wtime"),
+            Color::Black => (self.btime, "btime"),
+        };
+        (self.has_clock() && own.is_none() && self.movetime.is_none() && !self.infinite)
+            .then_some(name)
+    }
+
+    /// The search limits this `go` sets for `side` to move.
+    pub fn limits(&self, side: Color, searchmoves: Vec<Move>) -> Limits {
+        let ms = |value: Option<i64>| Duration::from_millis(value.unwrap_or(0).max(0) as u64);
+        let time = if self.infinite {
+            TimeLimit::None
+        } else if let Some(movetime) = self.movetime {
+            TimeLimit::MoveTime(Duration::from_millis(movetime))
+        } else if self.has_clock() {
+            let (remaining, increment) = match side {
+                Color::White => (self.wtime, self.winc),
+                Color::Black => (self.btime, self.binc),
+            };
+            TimeLimit::Clock {
+                remaining: ms(remaining),
+                increment: ms(increment),
+                moves_to_go: self.movestogo.filter(|&n| n > 0),
+            }
+        } else {
+            TimeLimit::None
+        };
+        Limits {
+            time,
+            depth: self.depth,
+            nodes: self.nodes,
+            mate: self.mate,
+            infinite: self.infinite,
+            searchmoves,
+        }
     }
 }
 
@@ -112,6 +174,13 @@ pub enum ParseError {
         command: &'static str,
         takes: &'static str,
     },
+    /// `token`'s value is a number, but beyond what the engine takes.
+    OutOfRange {
+        command: &'static str,
+        token: &'static str,
+        value: u64,
+        max: u64,
+    },
     /// A required part is missing (e.g. `position` without `startpos`/`fen`).
     Missing {
         command: &'static str,
@@ -134,6 +203,15 @@ impl fmt::Display for ParseError {
                 f,
                 "{command}: bad value {} for {token} (expected a whole number in range)",
                 quote(value),
+            ),
+            ParseError::OutOfRange {
+                command,
+                token,
+                value,
+                max,
+            } => write!(
+                f,
+                "{command}: {token} {value} is out of range (at most {max}); nothing done"
             ),
             ParseError::UnknownToken { command, token } => {
                 write!(f, "{command}: unknown parameter {}", quote(token))
@@ -194,12 +272,17 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
                 token: other.to_string(),
             }),
         },
-        "setoption" => parse_setoption(&rest),
+        "setoption" => parse_setoption(line),
         "position" => parse_position(&rest),
         "go" => parse_go(&rest),
         "bench" => match rest.as_slice() {
             [] => Ok(Command::Bench(None)),
-            [depth] => Ok(Command::Bench(Some(number("bench", "depth", depth)?))),
+            [depth] => Ok(Command::Bench(Some(bounded(
+                "bench",
+                "depth",
+                depth,
+                crate::bench::MAX_DEPTH,
+            )?))),
             _ => Err(ParseError::UnexpectedArguments {
                 command: "bench",
                 takes: "at most one argument, the depth",
@@ -222,7 +305,52 @@ fn number<T: std::str::FromStr>(
     })
 }
 
-fn parse_setoption(rest: &[&str]) -> Result<Command, ParseError> {
+/// Reads a number no larger than `max`, naming `command` and `token` in
+/// the error.
+fn bounded(
+    command: &'static str,
+    token: &'static str,
+    value: &str,
+    max: u32,
+) -> Result<u32, ParseError> {
+    let number: u64 = number(command, token, value)?;
+    u32::try_from(number)
+        .ok()
+        .filter(|&n| n <= max)
+        .ok_or(ParseError::OutOfRange {
+            command,
+            token,
+            value: number,
+            max: u64::from(max),
+        })
+}
+
+/// The words of `line` with the byte offset each starts at.
+fn words(line: &str) -> Vec<(usize, &str)> {
+    let mut words = Vec::new();
+    let mut start = None;
+    for (at, c) in line.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(from)) => {
+                words.push((from, &line[from..at]));
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        words.push((from, &line[from..]));
+    }
+    words
+}
+
+/// `setoption name <name> [value <value>]`: the name's words joined by
+/// single spaces, the value exactly as written from its first to its
+/// last non-blank character (a file name may hold runs of spaces).
+fn parse_setoption(line: &str) -> Result<Command, ParseError> {
+    let words = words(line);
+    let rest: Vec<&str> = words.iter().skip(1).map(|&(_, word)| word).collect();
     let missing_name = ParseError::Missing {
         command: "setoption",
         what: "'name <option>' (the form is: setoption name <option> [value <value>])",
@@ -243,7 +371,10 @@ fn parse_setoption(rest: &[&str]) -> Result<Command, ParseError> {
                 token: "value".into(),
             });
         }
-        Some(at) => Some(rest[at + 1..].join(" ")),
+        Some(at) => {
+            let from = words[at + 2].0;
+            Some(line[from..].trim_end().to_string())
+        }
         None => None,
     };
     Ok(Command::SetOption {
@@ -311,7 +442,7 @@ fn parse_go(rest: &[&str]) -> Result<Command, ParseError> {
             "nodes" => go.nodes = Some(number("go", token, value()?)?),
             "mate" => go.mate = Some(number("go", token, value()?)?),
             "perft" => {
-                let depth = number("go", token, value()?)?;
+                let depth = bounded("go", "perft", value()?, crate::perft::MAX_DEPTH)?;
                 return match tokens.next() {
                     None => Ok(Command::Perft(depth)),
                     Some(extra) => Err(ParseError::UnknownToken {
@@ -467,8 +598,44 @@ mod tests {
     }
 
     #[test]
+    fn setoption_keeps_the_values_inner_text() {
+        assert_eq!(
+            parse("setoption  name   TablebasePath value  /t/a  b\tc.dtb  "),
+            Ok(Command::SetOption {
+                name: "TablebasePath".into(),
+                value: Some("/t/a  b\tc.dtb".into())
+            })
+        );
+    }
+
+    #[test]
+    fn depths_beyond_their_bounds_are_refused() {
+        assert_eq!(parse("go perft 64"), Ok(Command::Perft(64)));
+        for line in ["go perft 65", "go perft 20000", "go perft 4294967296"] {
+            let error = parse(line).unwrap_err();
+            assert!(
+                matches!(error, ParseError::OutOfRange { max: 64, .. }),
+                "{line}: {error}"
+            );
+        }
+        assert_eq!(parse("bench 96"), Ok(Command::Bench(Some(96))));
+        let error = parse("bench 4294967295").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "bench: depth 4294967295 is out of range (at most 96); nothing done"
+        );
+    }
+
+    #[test]
+    fn escapes_control_characters_only() {
+        assert_eq!(escape("a b/é"), "a b/é");
+        assert_eq!(escape("\u{1b}[31m\u{7}\\"), "\\u{1b}[31m\\u{7}\\\\");
+        assert!(!escape("\u{0}\u{9b}\n").chars().any(char::is_control));
+    }
+
+    #[test]
     fn quotes_hostile_input() {
-        assert_eq!(quote("a\u{0}b"), "'a\\0b'");
+        assert_eq!(quote("a\u{0}b"), "'a\\u{0}b'");
         assert!(quote(&"x".repeat(1000)).len() < 60);
     }
 }

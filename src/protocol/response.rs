@@ -1,8 +1,130 @@
-//! Formatting reply lines.
+//! Formatting reply lines: the text of every answer the engine gives.
 
-use crate::board::Move;
-use crate::notation::format_move;
+use crate::board::{Color, Move, Outcome, Position, Rules, square};
+use crate::eval::{self, Evaluation};
+use crate::notation::{format_move, format_moves_sorted, format_position};
+use crate::options;
 use crate::search::Info;
+use crate::tablebase::Value;
+
+/// The engine's name and author as `uci` reports them.
+pub const NAME: &str = concat!("dodgem ", env!("CARGO_PKG_VERSION"));
+pub const AUTHOR: &str = "the dodgem developers";
+
+/// The answer to `uci`: identity, every option, `uciok`.
+pub fn uci_lines() -> Vec<String> {
+    let mut lines = vec![format!("id name {NAME}"), format!("id author {AUTHOR}")];
+    lines.extend(options::option_lines());
+    lines.push("uciok".to_string());
+    lines
+}
+
+/// The answer to `d`: the board drawn in text, its position string, key,
+/// rules, legal moves and status. `outcome` is the game's (repetition
+/// included).
+pub fn display_lines(position: &Position, rules: Rules, outcome: Option<Outcome>) -> Vec<String> {
+    let size = position.size();
+    let border = format!("   +{}", "---+".repeat(size));
+    let mut lines = vec![border.clone()];
+    for rank in (0..size).rev() {
+        let mut row = format!("{:>2} |", rank + 1);
+        for file in 0..size {
+            let car = match position.car_at(square(file, rank)) {
+                Some(Color::Black) => 'B',
+                Some(Color::White) => 'W',
+                None => ' ',
+            };
+            row.push_str(&format!(" {car} |"));
+        }
+        lines.push(row);
+        lines.push(border.clone());
+    }
+    let files: Vec<String> = (0..size)
+        .map(|f| ((b'a' + f as u8) as char).to_string())
+        .collect();
+    lines.push(format!("     {}", files.join("   ")));
+    lines.push(String::new());
+    lines.push(format!("Fen: {}", format_position(position)));
+    lines.push(format!("Key: {:016X}", position.key()));
+    lines.push(format!(
+        "Rules: {}  Cars off: Black {}, White {}",
+        rules.name(),
+        position.cars_off(Color::Black),
+        position.cars_off(Color::White)
+    ));
+    let mut moves = format_moves_sorted(&position.legal_moves());
+    if moves.is_empty() {
+        moves.push("(none)".to_string());
+    }
+    lines.push(format!("Legal moves: {}", moves.join(" ")));
+    let status = match outcome {
+        Some(outcome) => format!("game over, {outcome}"),
+        None => format!("{} to move", position.side_to_move().name()),
+    };
+    lines.push(format!("Status: {status}"));
+    lines
+}
+
+/// The answer to `eval`: each term of `kind` and the total, from White's
+/// point of view.
+pub fn eval_lines(position: &Position, kind: Evaluation) -> Vec<String> {
+    let row = |name: &str,
+               white: &dyn std::fmt::Display,
+               black: &dyn std::fmt::Display,
+               total: &dyn std::fmt::Display| {
+        format!("{name:<20} {white:>7} {black:>7} {total:>7}")
+    };
+    let mut lines = vec![
+        format!(
+            "Evaluation: {} (from White's point of view: positive is good for White)",
+            kind.name()
+        ),
+        row("Term", &"White", &"Black", &"Total"),
+    ];
+    for term in eval::terms(position, kind) {
+        lines.push(row(term.name, &term.white, &term.black, &term.total()));
+    }
+    lines.push(format!(
+        "Final evaluation: {} (white side)",
+        eval::evaluate(position, kind)
+    ));
+    lines
+}
+
+/// The answer to `go perft`: each root move's count in move order, then
+/// the total; `None` is a perft stopped early.
+pub fn perft_lines(result: Option<&[(Move, u64)]>) -> Vec<String> {
+    let Some(counts) = result else {
+        return vec![info_string("perft stopped before it finished")];
+    };
+    let mut lines: Vec<(String, u64)> = counts
+        .iter()
+        .map(|&(mv, count)| (format_move(Some(mv)), count))
+        .collect();
+    lines.sort();
+    let total: u64 = counts.iter().map(|&(_, count)| count).sum();
+    lines
+        .into_iter()
+        .map(|(mv, count)| format!("{mv}: {count}"))
+        .chain([perft_total(total)])
+        .collect()
+}
+
+/// The last line of a perft: the number of leaves.
+pub fn perft_total(nodes: u64) -> String {
+    format!("Nodes searched: {nodes}")
+}
+
+/// The answer to `solve`: the position's value for the side to move;
+/// `None` is a position no table covers.
+pub fn solve_line(value: Option<Value>) -> String {
+    match value {
+        Some(Value::Win(plies)) => format!("solve win {plies}"),
+        Some(Value::Loss(plies)) => format!("solve loss {plies}"),
+        Some(Value::Draw) => "solve draw".to_string(),
+        None => "solve unknown".to_string(),
+    }
+}
 
 /// An `info depth ... pv ...` line.
 pub fn info_line(info: &Info) -> String {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::board::{Position, Rules};
 use crate::tablebase::{self, Table, Value};
 
-use super::game::GameResult;
+use super::record::GameResult;
 
 /// The tables a match adjudicates with, one per board size.
 #[derive(Clone, Debug)]

@@ -1,156 +1,24 @@
 //! One game between two engine processes, refereed move by move.
 //!
 //! The referee owns the rules: it detects the end of the game itself
-//! (with [`Position::outcome`] and its own repetition count), checks every
+//! (with the library's [`Game`]), checks every
 //! move, runs the clocks, and turns every fault of an engine (a stall, an
 //! exit, an illegal or unreadable move, a fallen flag) into a loss for it.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use crate::board::{Color, Outcome, Position, Rules, WinReason};
-use crate::client::{self, EngineCommand, EngineProcess, Recv, Score, Stderr, Written};
-use crate::notation::{format_position, parse_move};
+use crate::client::{
+    self, EngineCommand, EngineProcess, Recv, Score, Stderr, Written, parse_reply,
+};
+use crate::game::Game;
+use crate::notation::parse_move;
 
 use super::adjudication::Adjudicator;
 use super::clock::{Flag, Limits};
+use super::deadline::later;
 use super::handshake::{self, Fault, QUIT_GRACE};
-
-/// How the result of a game was reached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Termination {
-    /// A side drove all its cars off.
-    AllCarsOff,
-    /// The side to move had no legal move (it loses or wins per the rules).
-    Blocked,
-    /// The same position for the third time.
-    Repetition,
-    /// The ply limit (`--maxplies`) was reached.
-    MaxPlies,
-    /// The solved table has a forced win (`--adjudicate`).
-    Adjudication,
-    /// A clock fell below minus the time margin.
-    TimeForfeit,
-    /// An illegal move, an unreadable `bestmove`, or `bestmove (none)` in a
-    /// game that is not over.
-    IllegalMove,
-    /// No reply within the stall timeout (handshake, `isready`, or a
-    /// search that neither ends nor answers `stop`).
-    Stalled,
-    /// The engine closed its output (exited or crashed), or could not be
-    /// started.
-    EngineExited,
-}
-
-impl Termination {
-    pub const ALL: [Termination; 9] = [
-        Termination::AllCarsOff,
-        Termination::Blocked,
-        Termination::Repetition,
-        Termination::MaxPlies,
-        Termination::Adjudication,
-        Termination::TimeForfeit,
-        Termination::IllegalMove,
-        Termination::Stalled,
-        Termination::EngineExited,
-    ];
-
-    /// The name in game records, results files and summaries.
-    pub fn name(self) -> &'static str {
-        match self {
-            Termination::AllCarsOff => "all cars off",
-            Termination::Blocked => "blocked",
-            Termination::Repetition => "threefold repetition",
-            Termination::MaxPlies => "max plies",
-            Termination::Adjudication => "adjudication",
-            Termination::TimeForfeit => "time forfeit",
-            Termination::IllegalMove => "illegal move",
-            Termination::Stalled => "stalled",
-            Termination::EngineExited => "engine exited",
-        }
-    }
-
-    /// Whether an engine's fault ended the game (rather than the rules or
-    /// the referee's adjudication).
-    pub fn is_fault(self) -> bool {
-        matches!(
-            self,
-            Termination::TimeForfeit
-                | Termination::IllegalMove
-                | Termination::Stalled
-                | Termination::EngineExited
-        )
-    }
-}
-
-impl fmt::Display for Termination {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The result of a game.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GameResult {
-    Win(Color),
-    Draw,
-}
-
-impl GameResult {
-    /// `1-0` (White won), `0-1` (Black won), `1/2-1/2`.
-    pub fn pgn(self) -> &'static str {
-        match self {
-            GameResult::Win(Color::White) => "1-0",
-            GameResult::Win(Color::Black) => "0-1",
-            GameResult::Draw => "1/2-1/2",
-        }
-    }
-}
-
-/// One move of a game record.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MoveRecord {
-    /// In protocol notation.
-    pub mv: String,
-    /// From sending `go` to reading `bestmove`.
-    pub time: Duration,
-    /// The last `score` and `depth` of the principal line the engine
-    /// reported before its `bestmove`.
-    pub score: Option<Score>,
-    pub depth: Option<u32>,
-}
-
-/// A finished game.
-#[derive(Clone, Debug)]
-pub struct GameRecord {
-    /// 1-based game number.
-    pub round: u32,
-    pub black: String,
-    pub white: String,
-    /// The colour the first engine played.
-    pub engine1: Color,
-    pub start: Position,
-    pub rules: Rules,
-    pub moves: Vec<MoveRecord>,
-    pub result: GameResult,
-    pub termination: Termination,
-    /// A sentence saying how the game ended.
-    pub detail: String,
-}
-
-impl GameRecord {
-    /// The first engine's points: 1, 0.5 or 0.
-    pub fn engine1_points(&self) -> f64 {
-        match self.result {
-            GameResult::Win(color) if color == self.engine1 => 1.0,
-            GameResult::Win(_) => 0.0,
-            GameResult::Draw => 0.5,
-        }
-    }
-}
+use super::record::{GameRecord, GameResult, MoveRecord, Termination};
 
 /// An engine of the match: what to run and how to set it up.
 #[derive(Clone, Debug)]
@@ -272,20 +140,16 @@ fn run(
             Err(fault) => return fault_ending(players, color, fault),
         }
     }
-    let start_text = format_position(&start);
-    let mut position = start;
-    // Positions since the last irreversible move: only these can repeat.
-    let mut since_irreversible = vec![start.key()];
+    let mut game = Game::new(start);
     let mut clock = settings.limits.clock();
     if let Some(clock) = &mut clock {
         clock.set_side(start.side_to_move());
     }
-    let mut played: Vec<String> = Vec::new();
     loop {
-        if let Some(ending) = game_over(settings, &position, &since_irreversible, played.len()) {
+        if let Some(ending) = game_over(settings, &game) {
             return ending;
         }
-        let side = position.side_to_move();
+        let side = game.position().side_to_move();
         let engine = &mut engines[side.index()];
         if !engine.drain() {
             let how = engine.exit_description();
@@ -296,12 +160,7 @@ fn run(
                 &format!("exited between moves ({how})"),
             );
         }
-        let mut command = format!("position fen {start_text}");
-        if !played.is_empty() {
-            command.push_str(" moves ");
-            command.push_str(&played.join(" "));
-        }
-        engine.send(&command);
+        engine.send(&game.position_command());
         let deadline = settings
             .limits
             .move_deadline(clock.as_ref(), settings.time_margin);
@@ -335,7 +194,7 @@ fn run(
             let what = "answered bestmove (none) in a position with legal moves";
             return forfeit(players, side, Termination::IllegalMove, what);
         }
-        let mv = match parse_move(&reply.bestmove, &position) {
+        let mv = match parse_move(&reply.bestmove, game.position()) {
             Ok(mv) => mv,
             Err(error) => {
                 let what = format!("played an illegal move: {error}");
@@ -343,28 +202,18 @@ fn run(
             }
         };
         moves.push(MoveRecord {
-            mv: reply.bestmove.clone(),
+            mv: reply.bestmove,
             time: used,
             score: reply.score,
             depth: reply.depth,
         });
-        played.push(reply.bestmove);
-        if mv.is_irreversible(side) {
-            since_irreversible.clear();
-        }
-        position = position.play(mv);
-        since_irreversible.push(position.key());
+        game.play(mv);
     }
 }
 
 /// The end of the game by the rules, the ply limit or adjudication.
-fn game_over(
-    settings: &Settings,
-    position: &Position,
-    since_irreversible: &[u64],
-    plies: usize,
-) -> Option<Ending> {
-    if let Some(outcome) = position.outcome(settings.rules) {
+fn game_over(settings: &Settings, game: &Game) -> Option<Ending> {
+    if let Some(outcome) = game.outcome(settings.rules) {
         let termination = match outcome {
             Outcome::Win(_, WinReason::AllCarsOff) => Termination::AllCarsOff,
             Outcome::Win(_, WinReason::Blocked(_)) => Termination::Blocked,
@@ -376,16 +225,8 @@ fn game_over(
         };
         return Some((result, termination, outcome.to_string()));
     }
-    let key = position.key();
-    if since_irreversible.iter().filter(|&&k| k == key).count() >= 3 {
-        return Some((
-            GameResult::Draw,
-            Termination::Repetition,
-            Outcome::DrawByRepetition.to_string(),
-        ));
-    }
     if let Some(max) = settings.max_plies
-        && plies >= max as usize
+        && game.moves().len() >= max as usize
     {
         return Some((
             GameResult::Draw,
@@ -394,7 +235,7 @@ fn game_over(
         ));
     }
     if let Some(adjudicator) = &settings.adjudicator
-        && let Some((result, detail)) = adjudicator.adjudicate(position)
+        && let Some((result, detail)) = adjudicator.adjudicate(game.position())
     {
         return Some((result, Termination::Adjudication, detail));
     }
@@ -420,20 +261,23 @@ fn wait_for_bestmove(
     let mut stopped = false;
     loop {
         match engine.recv_until(wait_until) {
-            Recv::Line(line, at) => {
-                if let Some(bestmove) = client::parse_bestmove(&line) {
+            Recv::Line(line, at) => match parse_reply(&line) {
+                Some(client::Reply::BestMove { mv, .. }) => {
                     return Ok(Reply {
-                        bestmove: bestmove.to_string(),
+                        bestmove: mv,
                         at,
                         score,
                         depth,
                     });
                 }
-                if let Some((line_score, line_depth)) = score_and_depth(&line) {
-                    score = line_score.or(score);
-                    depth = line_depth.or(depth);
+                Some(client::Reply::Info(info)) => {
+                    if let Some((line_score, line_depth)) = score_and_depth(&info) {
+                        score = line_score.or(score);
+                        depth = line_depth.or(depth);
+                    }
                 }
-            }
+                _ => {}
+            },
             Recv::Timeout if stopped || deadline.is_none() => {
                 let what = if stopped {
                     format!(
@@ -461,25 +305,24 @@ fn wait_for_bestmove(
     }
 }
 
-/// `instant + duration`, or a year on for a duration beyond the clock's
-/// range (a clock that increments have grown absurdly large).
-pub(crate) fn later(instant: Instant, duration: Duration) -> Instant {
-    instant
-        .checked_add(duration)
-        .unwrap_or_else(|| instant + Duration::from_secs(365 * 86_400))
-}
-
 /// The score and depth of an `info` line about the principal variation
 /// (`multipv 1` or no `multipv`); `None` for other lines, and for lines
 /// with neither.
-pub fn score_and_depth(line: &str) -> Option<(Option<Score>, Option<u32>)> {
-    let info = client::parse_info(line).filter(client::Info::is_principal)?;
-    (info.score.is_some() || info.depth.is_some()).then_some((info.score, info.depth))
+fn score_and_depth(info: &client::Info) -> Option<(Option<Score>, Option<u32>)> {
+    (info.is_principal() && (info.score.is_some() || info.depth.is_some()))
+        .then_some((info.score, info.depth))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn score_and_depth(line: &str) -> Option<(Option<Score>, Option<u32>)> {
+        match parse_reply(line)? {
+            client::Reply::Info(info) => super::score_and_depth(&info),
+            _ => None,
+        }
+    }
 
     #[test]
     fn reads_scores_from_info_lines() {
@@ -496,17 +339,5 @@ mod tests {
         assert_eq!(score_and_depth("info string depth 3 score cp 5"), None);
         assert_eq!(score_and_depth("info nodes 5"), None);
         assert_eq!(score_and_depth("info depth x score cp y"), None);
-    }
-
-    #[test]
-    fn names_and_results() {
-        assert_eq!(GameResult::Win(Color::White).pgn(), "1-0");
-        assert_eq!(GameResult::Win(Color::Black).pgn(), "0-1");
-        assert_eq!(GameResult::Draw.pgn(), "1/2-1/2");
-        assert!(Termination::Stalled.is_fault());
-        assert!(!Termination::Repetition.is_fault());
-        let names: std::collections::HashSet<&str> =
-            Termination::ALL.iter().map(|t| t.name()).collect();
-        assert_eq!(names.len(), Termination::ALL.len());
     }
 }

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::client::{EngineProcess, OptionSpec, Recv, parse_option_line};
+use crate::client::{EngineProcess, OptionSpec, Recv, Reply, parse_reply};
 
 /// How long an engine gets to exit after `quit` before it is killed. The
 /// referee waits for that before the next game, so that engines left over
@@ -45,21 +45,16 @@ impl fmt::Display for Fault {
 /// exits.
 pub fn handshake(engine: &mut EngineProcess, timeout: Duration) -> Result<EngineInfo, Fault> {
     engine.send("uci");
-    let deadline = super::game::later(Instant::now(), timeout);
+    let deadline = super::deadline::later(Instant::now(), timeout);
     let mut info = EngineInfo::default();
     loop {
         match engine.recv_until(deadline) {
-            Recv::Line(line, _) => {
-                let trimmed = line.trim();
-                if trimmed == "uciok" {
-                    return Ok(info);
-                }
-                if let Some(name) = trimmed.strip_prefix("id name ") {
-                    info.name = Some(name.trim().to_string());
-                } else if let Some(option) = parse_option_line(trimmed) {
-                    info.options.push(option);
-                }
-            }
+            Recv::Line(line, _) => match parse_reply(&line) {
+                Some(Reply::UciOk) => return Ok(info),
+                Some(Reply::IdName(name)) => info.name = Some(name),
+                Some(Reply::Option(option)) => info.options.push(option),
+                _ => {}
+            },
             Recv::Timeout => {
                 return Err(Fault::Stalled(format!(
                     "sent no uciok within {} s of uci",
@@ -81,10 +76,10 @@ pub fn handshake(engine: &mut EngineProcess, timeout: Duration) -> Result<Engine
 /// exits.
 pub fn ready(engine: &mut EngineProcess, timeout: Duration) -> Result<(), Fault> {
     engine.send("isready");
-    let deadline = super::game::later(Instant::now(), timeout);
+    let deadline = super::deadline::later(Instant::now(), timeout);
     loop {
         match engine.recv_until(deadline) {
-            Recv::Line(line, _) if line.trim() == "readyok" => return Ok(()),
+            Recv::Line(line, _) if parse_reply(&line) == Some(Reply::ReadyOk) => return Ok(()),
             Recv::Line(..) => {}
             Recv::Timeout => {
                 return Err(Fault::Stalled(format!(

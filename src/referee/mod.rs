@@ -5,9 +5,11 @@
 //! - [`handshake`]: starting and ending an engine under deadlines, and its
 //!   faults (the process itself is [`crate::client::EngineProcess`]);
 //! - [`clock`]: time controls, search limits and clocks;
-//! - [`game`]: one game, move by move, faults included;
+//! - [`game`]: one game, move by move, faults included, and
+//!   [`record`]: what is kept of it;
 //! - [`openings`]: openings from a file or random plies;
-//! - [`pgn`], [`results`]: the game records and the JSON results file;
+//! - [`pgn`], [`results`]: the game records as PGN and the JSON results
+//!   file;
 //! - [`stats`]: Elo, interval, likelihood of superiority, SPRT;
 //! - [`adjudication`]: ending decided games from the solved tables.
 //!
@@ -16,14 +18,16 @@
 //! plays the games on `--concurrency` worker threads, each game with two
 //! fresh engine processes.
 
-pub mod adjudication;
-pub mod clock;
-pub mod game;
-pub mod handshake;
-pub mod openings;
-pub mod pgn;
-pub mod results;
-pub mod stats;
+pub(crate) mod adjudication;
+pub(crate) mod clock;
+mod deadline;
+pub(crate) mod game;
+pub(crate) mod handshake;
+pub(crate) mod openings;
+pub(crate) mod pgn;
+pub mod record;
+pub(crate) mod results;
+pub(crate) mod stats;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,11 +40,13 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::board::{Color, MAX_SIZE, MIN_SIZE, Position, Rules};
+use crate::board::{self, BadSize, Color, MAX_SIZE, MIN_SIZE, Position, Rules};
 use crate::client::{self, EngineCommand, EngineProcess, Stderr};
+use crate::protocol::escape;
 
 use clock::{Limits, TimeControl};
-use game::{GameRecord, Player, Settings, Termination};
+use game::{Player, Settings};
+use record::{GameRecord, Termination};
 use stats::{Sprt, SprtDecision, Tally, format_elo};
 
 /// The `dodgem match` command line.
@@ -75,7 +81,7 @@ pub struct MatchArgs {
     pub size: usize,
     /// What a blocked side to move gets: `textbook` (it loses) or
     /// `classic` (it wins).
-    #[arg(long, default_value = "textbook", value_parser = parse_rules)]
+    #[arg(long, default_value = "textbook")]
     pub rules: Rules,
     /// A file of opening positions, one position string per line (blank
     /// lines and lines starting with `#` skipped), used in turn.
@@ -143,10 +149,6 @@ const MAX_GAMES: u32 = 100_000;
 const MAX_RANDOM_PLIES: u32 = 200;
 /// The longest `--movetime` and `--timemargin`, milliseconds (a day).
 const MAX_MILLIS: u64 = 86_400_000;
-
-fn parse_rules(text: &str) -> Result<Rules, String> {
-    Rules::from_name(text).ok_or_else(|| format!("unknown rules '{text}' (textbook or classic)"))
-}
 
 /// Why a match could not be played (or finished).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,12 +297,9 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
     if args.concurrency == 0 {
         return Err(MatchError("--concurrency must be at least 1".into()));
     }
-    if !(MIN_SIZE..=MAX_SIZE).contains(&args.size) {
-        return Err(MatchError(format!(
-            "--size {} is outside {MIN_SIZE}..{MAX_SIZE}",
-            args.size
-        )));
-    }
+    board::check_size(args.size).map_err(|BadSize(size)| {
+        MatchError(format!("--size {size} is outside {MIN_SIZE}..{MAX_SIZE}"))
+    })?;
     if !(args.stall_timeout.is_finite() && args.stall_timeout > 0.0 && args.stall_timeout <= 1e6) {
         return Err(MatchError(
             "--stall-timeout must be a positive number of seconds".into(),
@@ -380,12 +379,15 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
     let mut names: Vec<String> = engines
         .iter()
         .zip(&probed)
-        .map(|(engine, probed)| match engine.name {
-            Some(name) => name.to_string(),
-            None => probed
-                .id_name
-                .clone()
-                .unwrap_or_else(|| program_name(&probed.command)),
+        .map(|(engine, probed)| {
+            // Printed, logged and written to PGN: no control bytes.
+            escape(&match engine.name {
+                Some(name) => name.to_string(),
+                None => probed
+                    .id_name
+                    .clone()
+                    .unwrap_or_else(|| program_name(&probed.command)),
+            })
         })
         .collect();
     if names[0] == names[1] {
@@ -483,6 +485,16 @@ impl Collector<'_> {
             self.write(&game);
             self.games.push(game);
         }
+    }
+}
+
+impl MatchArgs {
+    /// Plays the match (see [`run`]).
+    ///
+    /// # Errors
+    /// As [`run`].
+    pub fn run(&self) -> Result<(), MatchError> {
+        run(self)
     }
 }
 

@@ -5,8 +5,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::board::Color;
 use crate::notation::format_position;
+use crate::protocol::escape;
 
-use super::game::GameRecord;
+use super::record::GameRecord;
 
 /// Movetext lines are wrapped before this many characters.
 const LINE_WIDTH: usize = 80;
@@ -46,16 +47,18 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// A tag value with `\` and `"` escaped and line breaks removed.
+/// A tag value: line breaks made spaces, other control characters
+/// written as escapes (see [`escape`]), then `\` and `"` escaped as PGN
+/// wants.
 fn tag_value(text: &str) -> String {
-    text.replace('\\', "\\\\")
+    escape(&text.replace(['\n', '\r'], " "))
+        .replace('\\', "\\\\")
         .replace('"', "\\\"")
-        .replace(['\n', '\r'], " ")
 }
 
 /// Comment text cannot hold braces.
 fn comment(text: &str) -> String {
-    format!("{{{}}}", text.replace('{', "(").replace('}', ")"))
+    format!("{{{}}}", escape(&text.replace('{', "(").replace('}', ")")))
 }
 
 /// The record of one game, ending with a blank line.
@@ -131,7 +134,7 @@ mod tests {
     use crate::board::{Position, Rules};
     use crate::client::Score;
     use crate::notation::parse_position;
-    use crate::referee::game::{GameResult, MoveRecord, Termination};
+    use crate::referee::record::{GameResult, MoveRecord, Termination};
 
     #[test]
     fn dates_from_day_numbers() {
@@ -208,6 +211,27 @@ mod tests {
         let text = format_game(&header, &game);
         assert!(
             text.contains("\n1... b2b3 {0.005s} {Black (A) played (x)} 1-0\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn control_bytes_never_reach_the_record() {
+        let header = Header {
+            event: "e\u{7}v".into(),
+            date: "2026.01.02".into(),
+            time_control: "2+0.02".into(),
+        };
+        let mut game = record(Position::start(3), &[("a3b3", 1, None)]);
+        game.black = "evil\u{1b}[2J\u{0}name".into();
+        game.detail = "bell \u{7}".into();
+        let text = format_game(&header, &game);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("[Black \"evil\\\\u{1b}[2J\\\\u{0}name\"]"),
             "{text}"
         );
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::board::Color;
 use crate::notation::format_position;
 
-use super::game::GameRecord;
+use super::record::GameRecord;
 use super::stats::{Sprt, SprtDecision, Tally};
 
 #[derive(Serialize)]

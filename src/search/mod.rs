@@ -25,47 +25,9 @@ use crate::tablebase::Table;
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
 
+pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score};
 pub use ordering::History;
-pub use params::{MAX_DEPTH, MAX_PLY};
-
-/// Score of a win at the root itself; a win `p` plies away is `MATE - p`.
-pub const MATE: i32 = 31_000;
-/// Scores at least this large (in absolute value) are forced wins/losses.
-pub const MATE_BOUND: i32 = MATE - 2 * MAX_PLY as i32;
-/// Larger than any score.
-pub const INFINITY: i32 = 32_000;
-/// Score of a draw (repetition).
-pub const DRAW: i32 = 0;
-
-/// A score as the protocol reports it: `cp` or `mate` in moves of the
-/// side to move (positive: it wins after that many of its own moves).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Score {
-    Cp(i32),
-    Mate(i32),
-}
-
-impl Score {
-    /// Converts an internal score (side to move's point of view).
-    pub fn from_internal(score: i32) -> Score {
-        if score >= MATE_BOUND {
-            Score::Mate((MATE - score + 1) / 2)
-        } else if score <= -MATE_BOUND {
-            Score::Mate(-((MATE + score + 1) / 2))
-        } else {
-            Score::Cp(score)
-        }
-    }
-}
-
-impl std::fmt::Display for Score {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Score::Cp(cp) => write!(f, "cp {cp}"),
-            Score::Mate(moves) => write!(f, "mate {moves}"),
-        }
-    }
-}
+pub use params::MAX_DEPTH;
 
 /// Limits of one search, as `go` gives them. Any combination may be set;
 /// the search stops at the first one reached.
@@ -108,14 +70,9 @@ pub struct Settings {
 }
 
 impl Default for Settings {
+    /// The settings of the default options.
     fn default() -> Self {
-        Settings {
-            rules: Rules::default(),
-            evaluation: Evaluation::default(),
-            multipv: 1,
-            move_overhead: Duration::from_millis(10),
-            tablebase: true,
-        }
+        crate::options::Options::default().settings()
     }
 }
 
@@ -211,7 +168,7 @@ pub fn search(
     let probe = request
         .table
         .as_deref()
-        .and_then(|table| tablebase::probe_root(request, table));
+        .and_then(|table| tablebase::probe_root(request, table, &signals.stop));
     match probe {
         None => Searcher::new(request, tables, signals).iterate(report),
         Some(tablebase::RootProbe::Decided(result, lines)) => {
@@ -247,7 +204,11 @@ struct Searcher<'a> {
     signals: &'a Signals,
     rules: Rules,
     evaluation: Evaluation,
+    /// When the search began (`go`): `info ... time` counts from here.
     start: Instant,
+    /// When the clock began: at `go`, or at `ponderhit` for a ponder
+    /// search. The time budget counts from here.
+    clock_start: Instant,
     budget: Option<Budget>,
     pondering: bool,
     nodes: u64,
@@ -280,6 +241,7 @@ impl<'a> Searcher<'a> {
             rules: request.settings.rules,
             evaluation: request.settings.evaluation,
             start: Instant::now(),
+            clock_start: Instant::now(),
             budget: budget(
                 request.limits.time,
                 request.settings.move_overhead,
@@ -299,15 +261,21 @@ impl<'a> Searcher<'a> {
         }
     }
 
+    /// Time since `go`.
     fn elapsed(&self) -> Duration {
         self.start.elapsed()
+    }
+
+    /// Time on the clock: since `go`, or since `ponderhit`.
+    fn clock_elapsed(&self) -> Duration {
+        self.clock_start.elapsed()
     }
 
     /// Notices `ponderhit`: the clock starts when pondering ends.
     fn update_pondering(&mut self) {
         if self.pondering && !self.signals.pondering.load(Ordering::Acquire) {
             self.pondering = false;
-            self.start = Instant::now();
+            self.clock_start = Instant::now();
         }
     }
 
@@ -330,7 +298,7 @@ impl<'a> Searcher<'a> {
             }
             self.update_pondering();
             let hard = self.budget.map(|budget| budget.hard);
-            if !self.pondering && hard.is_some_and(|hard| self.elapsed() >= hard) {
+            if !self.pondering && hard.is_some_and(|hard| self.clock_elapsed() >= hard) {
                 self.stopped = true;
             }
         }
@@ -373,8 +341,10 @@ impl<'a> Searcher<'a> {
         let limits = &self.request.limits;
         let max_depth = limits
             .depth
-            .map_or(MAX_DEPTH, |d| (d as i32).clamp(1, MAX_DEPTH))
-            .min(limits.mate.map_or(MAX_DEPTH, |m| (2 * m as i32).max(1)));
+            .map_or(MAX_DEPTH, |d| d.clamp(1, MAX_DEPTH as u32) as i32)
+            .min(limits.mate.map_or(MAX_DEPTH, |m| {
+                m.saturating_mul(2).clamp(1, MAX_DEPTH as u32) as i32
+            }));
         let lines = self.request.settings.multipv.clamp(1, root_moves.len());
 
         for depth in 1..=max_depth {
@@ -433,10 +403,9 @@ impl<'a> Searcher<'a> {
     ) -> bool {
         let limits = &self.request.limits;
         let best = root_moves[0].score;
-        if limits
-            .mate
-            .is_some_and(|mate| best >= MATE_BOUND && (MATE - best + 1) / 2 <= mate as i32)
-        {
+        if limits.mate.is_some_and(|mate| {
+            best >= MATE_BOUND && (MATE - best + 1) / 2 <= mate.min(MAX_DEPTH as u32) as i32
+        }) {
             return true;
         }
         // A forced result proven within the horizon will not change.
@@ -452,7 +421,7 @@ impl<'a> Searcher<'a> {
             return true;
         }
         match self.budget {
-            Some(budget) => self.elapsed() >= budget.soft,
+            Some(budget) => self.clock_elapsed() >= budget.soft,
             None => false,
         }
     }

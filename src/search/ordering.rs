@@ -2,13 +2,13 @@
 //! alpha-beta fast: the best move first gives the most cutoffs.
 
 use super::params::*;
-use crate::board::{Color, Direction, MAX_MOVES, Move, MoveList, Position};
+use crate::board::{Color, Direction, MAX_MOVES, Move, MoveList, Position, SQUARES};
 
 /// History and killer tables, kept between searches and cleared by
 /// `ucinewgame`.
 pub struct History {
     /// `[side][from square][direction]`: how often the move caused a cutoff.
-    scores: [[[i32; 4]; 64]; 2],
+    scores: [[[i32; 4]; SQUARES]; 2],
     /// Two moves per ply that recently caused a cutoff there.
     killers: [[Option<Move>; 2]; MAX_PLY + 1],
 }
@@ -16,7 +16,7 @@ pub struct History {
 impl History {
     pub fn new() -> History {
         History {
-            scores: [[[0; 4]; 64]; 2],
+            scores: [[[0; 4]; SQUARES]; 2],
             killers: [[None; 2]; MAX_PLY + 1],
         }
     }

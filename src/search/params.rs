@@ -3,7 +3,7 @@
 /// Deepest iteration the search starts (plies).
 pub const MAX_DEPTH: i32 = 96;
 /// Longest line from the root the search can follow (plies).
-pub const MAX_PLY: usize = 128;
+pub use crate::score::MAX_PLY;
 
 /// Nodes between checks of the clock and the stop flag.
 pub const CHECK_INTERVAL: u64 = 1024;

@@ -5,6 +5,7 @@
 //! the search, but only over the moves that keep the draw, so the engine
 //! still tries to set the opponent problems without ever risking a loss.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::{Info, MATE, Request, Score, SearchResult};
@@ -30,8 +31,9 @@ pub(super) fn score_of(value: Value) -> i32 {
 }
 
 /// Ranks the root moves with `table`; `None` when the table has nothing
-/// to say (no legal move among the ones asked for).
-pub(super) fn probe_root(request: &Request, table: &Table) -> Option<RootProbe> {
+/// to say (no legal move among the ones asked for). A set `stop` cuts the
+/// lines of best play short.
+pub(super) fn probe_root(request: &Request, table: &Table, stop: &AtomicBool) -> Option<RootProbe> {
     let started = Instant::now();
     let root = request.position;
     let searchmoves = &request.limits.searchmoves;
@@ -63,7 +65,7 @@ pub(super) fn probe_root(request: &Request, table: &Table) -> Option<RootProbe> 
         .enumerate()
     {
         let mut pv = vec![mv];
-        pv.extend(best_line(table, root.play(mv), &mut probes));
+        pv.extend(best_line(table, root.play(mv), &mut probes, stop));
         lines.push((index + 1, value, pv));
     }
     let time = started.elapsed();
@@ -96,19 +98,31 @@ pub(super) fn probe_root(request: &Request, table: &Table) -> Option<RootProbe> 
 
 /// The line of best play from a decided `position` to the end of the
 /// game (the winner hurrying, the loser delaying), counting table probes.
-fn best_line(table: &Table, mut position: Position, probes: &mut u64) -> Vec<Move> {
+/// Each move must bring the end one ply nearer: a damaged table whose
+/// values cycle ends the line there, as does `stop`.
+fn best_line(
+    table: &Table,
+    mut position: Position,
+    probes: &mut u64,
+    stop: &AtomicBool,
+) -> Vec<Move> {
     let mut line = Vec::new();
-    loop {
+    let mut plies_left = u32::MAX;
+    while !stop.load(Ordering::Relaxed) {
         let ranked = table.rank_moves(&position);
         *probes += ranked.len() as u64;
-        match ranked.first() {
-            Some(&(mv, value)) if value != Value::Draw => {
-                line.push(mv);
-                position = position.play(mv);
-            }
-            _ => return line,
+        let plies = match ranked.first() {
+            Some(&(_, Value::Win(plies) | Value::Loss(plies))) => plies,
+            _ => break,
+        };
+        if plies >= plies_left {
+            break;
         }
+        plies_left = plies;
+        line.push(ranked[0].0);
+        position = position.play(ranked[0].0);
     }
+    line
 }
 
 /// A move into a position seen twice before draws by threefold repetition,
@@ -120,4 +134,56 @@ fn repetition_adjusted(request: &Request, root: &Position, mv: Move, value: Valu
     let key = root.play(mv).key();
     let seen = request.history.iter().filter(|&&k| k == key).count();
     if seen >= 2 { Value::Draw } else { value }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Rules;
+    use crate::solver::{self, Value};
+
+    /// A 3 x 3 table that says every position is won in one ply: every
+    /// move then looks like a loss in two, and best play goes round in
+    /// circles.
+    fn cycling_table() -> Table {
+        let mut solution = solver::solve(3, Rules::Textbook, 1, &|_| {}).unwrap();
+        solution.values.fill(solver::encode(Value::Win(1)));
+        Table::from(solution)
+    }
+
+    #[test]
+    fn a_cycling_table_gives_a_short_line() {
+        let table = cycling_table();
+        let position = crate::notation::parse_position("3/B2/2W b").unwrap();
+        let mut probes = 0;
+        let line = best_line(&table, position, &mut probes, &AtomicBool::new(false));
+        assert!(line.len() <= 1, "{line:?}");
+    }
+
+    #[test]
+    fn stop_ends_the_line_at_once() {
+        let table = sound_table();
+        let position = Position::start(3);
+        let mut probes = 0;
+        let line = best_line(&table, position, &mut probes, &AtomicBool::new(true));
+        assert!(line.is_empty());
+        assert_eq!(probes, 0);
+    }
+
+    fn sound_table() -> std::sync::Arc<Table> {
+        crate::tablebase::builtin(3, Rules::Textbook).unwrap()
+    }
+
+    #[test]
+    fn a_sound_table_gives_the_whole_line() {
+        let table = sound_table();
+        let start = Position::start(3);
+        let Some(Value::Win(plies)) = table.probe(&start) else {
+            panic!("the 3x3 start is a win");
+        };
+        let (mv, _) = table.rank_moves(&start)[0];
+        let mut probes = 0;
+        let line = best_line(&table, start.play(mv), &mut probes, &AtomicBool::new(false));
+        assert_eq!(line.len() as u32 + 1, plies);
+    }
 }

@@ -25,7 +25,7 @@ pub struct SolveArgs {
     pub size: Option<usize>,
     /// Rule for a blocked side to move: textbook (it loses) or classic
     /// (it wins).
-    #[arg(long, default_value = "textbook", value_parser = parse_rules)]
+    #[arg(long, default_value = "textbook")]
     pub rules: Rules,
     /// A directory for the layer files (created if missing; a run killed
     /// part-way continues where it stopped when started again), or a file
@@ -59,15 +59,17 @@ pub struct SolveArgs {
     pub quiet: bool,
 }
 
-fn parse_rules(name: &str) -> Result<Rules, String> {
-    Rules::from_name(name).ok_or_else(|| "expected textbook or classic".to_string())
+impl SolveArgs {
+    /// Runs `dodgem solve`.
+    ///
+    /// # Errors
+    /// Bad arguments, an unusable directory or file, a failed check.
+    pub fn run(&self) -> Result<(), Box<dyn std::error::Error>> {
+        run(self)
+    }
 }
 
-/// Runs `dodgem solve`.
-///
-/// # Errors
-/// Bad arguments, an unusable directory or file, a failed check.
-pub fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
+fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
     if let Some(dir) = &args.verify {
         return verify(dir, threads, args.quiet);

@@ -5,9 +5,12 @@
 //! offers `send` / `expect_line` / `wait_for` helpers. Every wait has a hard
 //! timeout, so a test can fail but never hang; the child is killed on drop.
 //!
-//! [`timing`] and [`shared`] serialise the timing-critical tests of one test
-//! binary against everything else in it (see their docs).
-#![allow(dead_code)] // each test binary uses its own subset
+//! [`dodgem`] is the one way a test starts the binary: [`Engine`] drives
+//! it over pipes, [`run_cli`] runs a subcommand to its end. [`mask_timing`] hides
+//! the timing-dependent numbers of a reply line.
+//!
+//! [`timing`] and [`shared`] serialise the timing-critical tests against
+//! every other test that runs engines (see their docs).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -38,8 +41,8 @@ pub fn timing() -> RwLockWriteGuard<'static, ()> {
     CPU.write().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Held by every other test that runs an engine: they run in parallel with
-/// each other, but not with a [`timing`] test.
+/// Held by every other test that runs an engine or searches in-process:
+/// they run in parallel with each other, but not with a [`timing`] test.
 pub fn shared() -> RwLockReadGuard<'static, ()> {
     CPU.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -74,6 +77,20 @@ pub fn shorten(line: &str) -> String {
     }
 }
 
+/// The one way the tests start `dodgem`: the binary cargo built, with
+/// `args`, `RUST_LOG` removed (logging is the test's choice) and stdin,
+/// stdout and stderr closed until the caller pipes them.
+pub fn dodgem(args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
 impl Engine {
     /// Starts the engine with stderr discarded and `RUST_LOG` removed.
     pub fn start() -> Engine {
@@ -84,12 +101,8 @@ impl Engine {
     /// set environment variables, or pipe stderr to have it captured; see
     /// [`Engine::stderr`]).
     pub fn start_with(configure: impl FnOnce(&mut Command)) -> Engine {
-        let mut command = Command::new(BIN);
-        command
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+        let mut command = dodgem(&[]);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped());
         configure(&mut command);
         let mut child = command.spawn().expect("cannot start the engine");
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -133,11 +146,6 @@ impl Engine {
             log: Vec::new(),
             eof: false,
         }
-    }
-
-    /// The OS process id.
-    pub fn id(&self) -> u32 {
-        self.child.id()
     }
 
     /// Writes `line` and a newline, flushes, and returns the instant just
@@ -318,12 +326,6 @@ impl Engine {
             }
         }
     }
-
-    /// Whether the process is still running.
-    pub fn is_running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-
     /// What the engine wrote to stderr, once it has exited (only when
     /// `start_with` piped stderr).
     pub fn stderr(&mut self) -> Vec<u8> {
@@ -361,39 +363,61 @@ impl Drop for Engine {
     }
 }
 
-/// Runs `dodgem <args>` from the shell with a hard timeout; returns the exit
-/// status and stdout.
+/// What a finished `dodgem <args>` run gave.
+#[derive(Debug)]
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+/// Runs `dodgem <args>` to its end; returns the exit status and stdout
+/// (see [`run`]).
 pub fn run_cli(args: &[&str], timeout: Duration) -> (ExitStatus, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
+    let output = run(args, timeout);
+    (output.status, output.stdout)
+}
+
+/// Runs `dodgem <args>` to its end with stdin closed, killing it (and
+/// failing the test) if it outlives `timeout`.
+pub fn run(args: &[&str], timeout: Duration) -> Output {
+    let started = Instant::now();
+    let mut child = dodgem(args)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
-        .expect("cannot start the engine");
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let reader = thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let deadline = Instant::now() + timeout;
+        .expect("cannot start dodgem");
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().expect("stdout is piped")));
+    let stderr = read(Box::new(child.stderr.take().expect("stderr is piped")));
     let status = loop {
-        match child.try_wait().expect("cannot wait for the engine") {
+        match child.try_wait().expect("cannot wait for dodgem") {
             Some(status) => break status,
-            None if Instant::now() < deadline => thread::sleep(Duration::from_millis(5)),
+            None if started.elapsed() < timeout => thread::sleep(Duration::from_millis(5)),
             None => {
                 let _ = child.kill();
                 let _ = child.wait();
                 panic!(
-                    "`dodgem {}` did not finish within {timeout:?}",
-                    args.join(" ")
+                    "`dodgem {}` did not finish within {timeout:?}; stdout so far:\n{}",
+                    args.join(" "),
+                    stdout.join().expect("stdout reader")
                 );
             }
         }
     };
-    (status, reader.join().expect("stdout reader"))
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+        elapsed: started.elapsed(),
+    }
 }
 
 /// Whether `line` is a `bestmove` line.
@@ -436,21 +460,34 @@ pub fn info_score(line: &str) -> Option<(String, i64)> {
     Some((kind, value))
 }
 
-/// Replaces the values of `time` and `nps` in `info` lines (not in an
-/// `info string` message) with `[..]`.
+/// Masks the numbers that depend on timing: the values of `time` and
+/// `nps` in `info` lines (not inside an `info string` message) and the
+/// rate of a bench summary `<n> nodes <m> nps` become `[..]`.
 pub fn mask_timing(line: &str) -> String {
+    if let [nodes, "nodes", nps, "nps"] = line.split_whitespace().collect::<Vec<_>>()[..]
+        && is_number(nodes)
+        && is_number(nps)
+    {
+        return format!("{nodes} nodes [..] nps");
+    }
     if line.split_whitespace().next() != Some("info") {
-        return line.to_string();
+        return line.to_owned();
     }
     let mut words: Vec<&str> = line.split(' ').collect();
     for i in 1..words.len() {
         match words[i - 1] {
             "string" => break,
-            "time" | "nps" => words[i] = "[..]",
+            "time" | "nps" if is_number(words[i]) => words[i] = "[..]",
             _ => {}
         }
     }
     words.join(" ")
+}
+
+/// Whether `word` is a whole number (a leading minus allowed).
+pub fn is_number(word: &str) -> bool {
+    let digits = word.strip_prefix('-').unwrap_or(word);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Milliseconds, for messages.

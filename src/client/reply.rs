@@ -1,0 +1,183 @@
+//! Every line an engine may print, read in one place: the client's mirror
+//! of [`crate::protocol::Command`]. The GUI session and the referee both
+//! read engine output through [`parse_reply`].
+
+use std::fmt;
+
+use super::options::{OptionSpec, parse_option_line};
+use super::search::{Info, parse_bestmove, parse_info};
+
+/// A line from an engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// `id name <name>`.
+    IdName(String),
+    /// `id author <author>`.
+    IdAuthor(String),
+    /// `option name ... type ...`.
+    Option(OptionSpec),
+    UciOk,
+    ReadyOk,
+    /// A search `info` line.
+    Info(Info),
+    /// `info string <text>`.
+    InfoString(String),
+    /// `bestmove <move> [ponder <move>]`; the move is `(none)` in a
+    /// finished game and empty if the engine named none.
+    BestMove {
+        mv: String,
+        ponder: Option<String>,
+    },
+}
+
+/// Reads a line an engine printed; `None` for a line that is none of the
+/// [`Reply`] kinds (or an `option` line that cannot be read).
+pub fn parse_reply(line: &str) -> Option<Reply> {
+    let line = line.trim();
+    let mut words = line.split_whitespace();
+    match words.next()? {
+        "id" => {
+            let key = words.next()?;
+            // `line` starts with the word `id`, and `key` follows it.
+            let value = line["id".len()..].trim_start()[key.len()..]
+                .trim()
+                .to_string();
+            match key {
+                "name" => Some(Reply::IdName(value)),
+                "author" => Some(Reply::IdAuthor(value)),
+                _ => None,
+            }
+        }
+        "uciok" if words.next().is_none() => Some(Reply::UciOk),
+        "readyok" if words.next().is_none() => Some(Reply::ReadyOk),
+        "option" => parse_option_line(line).map(Reply::Option),
+        "info" if words.next() == Some("string") => {
+            // The first "string" in the line is its second word.
+            let text = line.split_once("string").map_or("", |(_, rest)| rest);
+            Some(Reply::InfoString(text.trim().to_string()))
+        }
+        "info" => parse_info(line).map(Reply::Info),
+        "bestmove" => {
+            let mv = parse_bestmove(line)?.to_string();
+            let ponder = match (words.nth(1), words.next()) {
+                (Some("ponder"), Some(ponder)) => Some(ponder.to_string()),
+                _ => None,
+            };
+            Some(Reply::BestMove { mv, ponder })
+        }
+        _ => None,
+    }
+}
+
+/// The line as an engine prints it.
+impl fmt::Display for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reply::IdName(name) => write!(f, "id name {name}"),
+            Reply::IdAuthor(author) => write!(f, "id author {author}"),
+            Reply::Option(option) => option.fmt(f),
+            Reply::UciOk => f.write_str("uciok"),
+            Reply::ReadyOk => f.write_str("readyok"),
+            Reply::Info(info) => info.fmt(f),
+            Reply::InfoString(text) => write!(f, "info string {text}"),
+            Reply::BestMove { mv, ponder: None } => write!(f, "bestmove {mv}"),
+            Reply::BestMove {
+                mv,
+                ponder: Some(ponder),
+            } => write!(f, "bestmove {mv} ponder {ponder}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{OptionKind, Score};
+
+    #[test]
+    fn reads_every_kind_of_reply() {
+        assert_eq!(
+            parse_reply("id name dodgem 0.1.0"),
+            Some(Reply::IdName("dodgem 0.1.0".into()))
+        );
+        assert_eq!(
+            parse_reply(" id author  the authors "),
+            Some(Reply::IdAuthor("the authors".into()))
+        );
+        assert_eq!(parse_reply("uciok"), Some(Reply::UciOk));
+        assert_eq!(parse_reply("readyok\r"), Some(Reply::ReadyOk));
+        let Some(Reply::Option(option)) =
+            parse_reply("option name Ponder type check default false")
+        else {
+            panic!("not an option");
+        };
+        assert_eq!(
+            (option.name.as_str(), option.kind),
+            ("Ponder", OptionKind::Check)
+        );
+        assert_eq!(
+            parse_reply("info string game over: draw"),
+            Some(Reply::InfoString("game over: draw".into()))
+        );
+        let Some(Reply::Info(info)) = parse_reply("info depth 3 score cp -38 pv a2b2") else {
+            panic!("not an info line");
+        };
+        assert_eq!((info.depth, info.score), (Some(3), Some(Score::Cp(-38))));
+        assert_eq!(
+            parse_reply("bestmove a3b3 ponder b1b2"),
+            Some(Reply::BestMove {
+                mv: "a3b3".into(),
+                ponder: Some("b1b2".into())
+            })
+        );
+        assert_eq!(
+            parse_reply("bestmove (none)"),
+            Some(Reply::BestMove {
+                mv: "(none)".into(),
+                ponder: None
+            })
+        );
+        assert_eq!(
+            parse_reply("bestmove"),
+            Some(Reply::BestMove {
+                mv: String::new(),
+                ponder: None
+            })
+        );
+    }
+
+    #[test]
+    fn other_lines_are_none() {
+        for line in [
+            "",
+            "   ",
+            "uciok please",
+            "id",
+            "id colour blue",
+            "option name X type weird",
+            "copyprotection ok",
+            "Info depth 3",
+        ] {
+            assert_eq!(parse_reply(line), None, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn replies_print_as_they_were_read() {
+        for line in [
+            "id name dodgem 0.1.0",
+            "id author the dodgem developers",
+            "uciok",
+            "readyok",
+            "option name TablebasePath type string default <empty>",
+            "option name MultiPV type spin default 1 min 1 max 21",
+            "info depth 5 seldepth 7 multipv 2 score mate -3 nodes 9 nps 90 hashfull 0 tbhits 4 time 100 pv a1a2 c3c4",
+            "info string hello  world",
+            "bestmove a3b3 ponder b1b2",
+            "bestmove (none)",
+        ] {
+            let reply = parse_reply(line).unwrap();
+            assert_eq!(reply.to_string(), line);
+        }
+    }
+}

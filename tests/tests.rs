@@ -1,0 +1,20 @@
+//! The integration tests, as modules of one test binary (one link of the
+//! library and its dependencies instead of one per file). Each module
+//! drives the real `dodgem` binary or the library as a user would; the
+//! helpers they share are in [`common`].
+//!
+//! Run one module with `cargo test --test tests engine::`, one test by
+//! (part of) its name as usual.
+
+mod common;
+
+mod engine;
+mod gui_http;
+mod layered;
+mod movegen;
+mod perft;
+mod referee;
+mod replies;
+mod search;
+mod tablebase;
+mod transcripts;
