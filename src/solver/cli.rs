@@ -114,6 +114,7 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         dir: out.clone(),
         threads,
         stop_after_layers: args.stop_after_layers,
+        two_bytes: false,
     };
     let outcome = layered_solve(&plan, args.quiet)?;
     if outcome.stopped {

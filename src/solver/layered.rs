@@ -12,7 +12,7 @@ use std::time::Instant;
 use super::layers::{Block, Child, Layer, Shape, transpose};
 use super::retro::{Side, solve_pair};
 use super::store::{
-    self, Dtz, Kind, LayerError, Tally, Wdl, WdlBits, decode, read_header, read_layer,
+    self, Dtz, Kind, LayerError, Tally, Values, Wdl, WdlBits, decode, read_header, read_layer,
 };
 use super::{Cars, Solution, SolveError, Value, parallel};
 use crate::board::{Color, Rules};
@@ -64,6 +64,9 @@ pub struct Plan {
     pub threads: usize,
     /// Stop once this many layer files have been written by this run.
     pub stop_after_layers: Option<u64>,
+    /// Solve with two bytes a slot from the start (normally only pairs
+    /// whose distances overflow one byte are): for tests.
+    pub two_bytes: bool,
 }
 
 /// One finished layer pair, for progress displays and logs.
@@ -218,8 +221,8 @@ fn solve_one_pair(
                 scope.spawn(move || -> Result<Option<WdlBits>, LayerError> {
                     match layer {
                         Some(layer) => {
-                            let (bytes, _) = read_layer(&plan.dir, plan.kind, layer)?;
-                            Ok(Some(WdlBits::from_bytes(&bytes)))
+                            let (values, _) = read_layer(&plan.dir, plan.kind, layer)?;
+                            Ok(Some(WdlBits::from_values(&values)))
                         }
                         None => Ok(None),
                     }
@@ -239,7 +242,7 @@ fn solve_one_pair(
             ahead: ahead.as_ref().zip(values.as_ref()),
         })
         .collect();
-    let solved = solve_pair(shape, plan.kind.rules, plan.threads, &sides)?;
+    let solved = solve_pair(shape, plan.kind.rules, plan.threads, &sides, plan.two_bytes)?;
     drop(values);
     // Compress and write both files at once.
     std::thread::scope(|scope| {
@@ -311,7 +314,7 @@ pub fn verify(
                 values: &values[i],
                 partner: &layers[partner],
                 partner_values: &values[partner],
-                ahead: ahead.as_ref().zip(ahead_values.as_deref()),
+                ahead: ahead.as_ref().zip(ahead_values.as_ref()),
             };
             let found = checker.run(threads);
             verified.positions += found.positions;
@@ -333,10 +336,10 @@ struct Checker<'a> {
     shape: &'a Shape,
     rules: Rules,
     layer: &'a Layer,
-    values: &'a [u8],
+    values: &'a Values,
     partner: &'a Layer,
-    partner_values: &'a [u8],
-    ahead: Option<(&'a Layer, &'a [u8])>,
+    partner_values: &'a Values,
+    ahead: Option<(&'a Layer, &'a Values)>,
 }
 
 impl Checker<'_> {
@@ -348,13 +351,13 @@ impl Checker<'_> {
             // A slot that is no position repeats the byte before it.
             let mut previous = match block.offset {
                 0 => store::encode(Dtz::Draw),
-                slot => self.values[slot as usize - 1],
+                slot => self.values.code(slot - 1),
             };
             for bi in 0..block.black_sets {
                 let black = self.shape.black_set(block, bi);
                 for (wi, &white) in self.shape.white_sets(block).iter().enumerate() {
                     let slot = block.slot(bi, wi as u64);
-                    let stored = self.values[slot as usize];
+                    let stored = self.values.code(slot);
                     let expected = if black & white != 0 {
                         previous
                     } else {
@@ -413,10 +416,10 @@ impl Checker<'_> {
                     Child::Finish => (Dtz::Loss(0), 1),
                     Child::Forward(slot) => {
                         let (_, values) = self.ahead.expect("a forward move has a layer ahead");
-                        (decode(values[slot as usize]), 1)
+                        (values.get(slot), 1)
                     }
                     Child::Sideways(slot) => {
-                        let value = decode(self.partner_values[slot as usize]);
+                        let value = self.partner_values.get(slot);
                         let plies = match value {
                             Dtz::Win(d) | Dtz::Loss(d) => d + 1,
                             Dtz::Draw => 0,
@@ -481,7 +484,7 @@ pub fn compare_with_dense(dir: &Path, dense: &Solution) -> Result<u64, String> {
                         if black & white != 0 {
                             continue;
                         }
-                        let mine = decode(values[block.slot(bi, wi as u64) as usize]).wdl();
+                        let mine = values.get(block.slot(bi, wi as u64)).wdl();
                         let as_black = Cars {
                             black: black as u32,
                             white: white as u32,

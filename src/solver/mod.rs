@@ -48,7 +48,9 @@ pub use layers::{Block, Child, Layer, Shape};
 pub use moves::{Cars, Geometry};
 pub use reach::{Reachable, reachable};
 pub use report::{Counts, Report, describe, report};
-pub use store::{Dtz, Kind, LayerError, Tables, Tally, Wdl, layer_path, read_layer, write_layer};
+pub use store::{
+    Dtz, Kind, LayerError, Tables, Tally, Values, Wdl, layer_path, read_layer, write_layer,
+};
 
 use crate::board::{Color, Rules};
 

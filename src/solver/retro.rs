@@ -26,24 +26,81 @@
 //! compare-and-swap, so the result does not depend on thread timing.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
 
 use super::layers::{Layer, Mover, Parents, Shape};
-use super::store::{Dtz, Tally, Wdl, WdlBits, encode};
+use super::store::{Dtz, MAX_NARROW_DTZ, Tally, Values, Wdl, WdlBits, encode};
 use super::{SolveError, parallel};
 use crate::board::Rules;
 
 /// An undecided slot holds its count of sideways moves not yet known to
 /// lose (low four bits) and whether some move reaches a draw (this bit).
-const ESCAPE: u8 = 0x10;
+const ESCAPE: u16 = 0x10;
 /// A slot that is no position (the sets overlap).
-const NO_POSITION: u8 = 0x20;
-/// Decided slots: a win at level `d` is `WIN + d`, a loss `LOSS + d`.
-const WIN: u8 = 0x21;
-const LOSS: u8 = 0x90;
+const NO_POSITION: u16 = 0x20;
 
-/// Longest distance to a progress move a slot holds.
-pub const MAX_DTZ: u32 = (LOSS - WIN - 1) as u32;
+/// A slot's storage while a pair is solved: one byte, or two bytes for
+/// the rare pair whose distances do not fit in one. A decided slot holds
+/// `WIN + d` for a win and `LOSS + d` for a loss at distance `d`.
+trait Cell: Send + Sync + Sized {
+    /// One byte a slot.
+    const NARROW: bool;
+    const WIN: u16;
+    const LOSS: u16;
+    /// Longest distance the cell holds.
+    const MAX_DTZ: u32;
+    fn new() -> Self;
+    fn get(&self) -> u16;
+    fn set(&self, state: u16);
+    fn replace(&self, old: u16, new: u16) -> Result<u16, u16>;
+    fn into_state(self) -> u16;
+}
+
+impl Cell for AtomicU8 {
+    const NARROW: bool = true;
+    const WIN: u16 = 0x21;
+    const LOSS: u16 = 0x90;
+    const MAX_DTZ: u32 = (Self::LOSS - Self::WIN - 1) as u32;
+    fn new() -> Self {
+        AtomicU8::new(0)
+    }
+    fn get(&self) -> u16 {
+        u16::from(self.load(Ordering::Relaxed))
+    }
+    fn set(&self, state: u16) {
+        self.store(state as u8, Ordering::Relaxed);
+    }
+    fn replace(&self, old: u16, new: u16) -> Result<u16, u16> {
+        self.compare_exchange_weak(old as u8, new as u8, Ordering::Relaxed, Ordering::Relaxed)
+            .map(u16::from)
+            .map_err(u16::from)
+    }
+    fn into_state(self) -> u16 {
+        u16::from(self.into_inner())
+    }
+}
+
+impl Cell for AtomicU16 {
+    const NARROW: bool = false;
+    const WIN: u16 = 0x100;
+    const LOSS: u16 = 0x8000;
+    const MAX_DTZ: u32 = (Self::LOSS - Self::WIN - 1) as u32;
+    fn new() -> Self {
+        AtomicU16::new(0)
+    }
+    fn get(&self) -> u16 {
+        self.load(Ordering::Relaxed)
+    }
+    fn set(&self, state: u16) {
+        self.store(state, Ordering::Relaxed);
+    }
+    fn replace(&self, old: u16, new: u16) -> Result<u16, u16> {
+        self.compare_exchange_weak(old, new, Ordering::Relaxed, Ordering::Relaxed)
+    }
+    fn into_state(self) -> u16 {
+        self.into_inner()
+    }
+}
 
 /// Slots per unit of work handed to a thread.
 const UNIT: u64 = 1 << 16;
@@ -78,25 +135,46 @@ pub struct Side<'a> {
     pub ahead: Option<(&'a Layer, &'a WdlBits)>,
 }
 
-/// A solved layer: its file bytes (see [`encode`]) and its tallies.
+/// A solved layer: its values (see [`Values`]) and its tallies.
 pub struct Solved {
-    pub values: Vec<u8>,
+    pub values: Values,
     pub tally: Tally,
 }
 
-/// Solves `sides` (one layer, or a layer and its partner).
+/// Solves `sides` (one layer, or a layer and its partner): with one byte
+/// a slot, or, if some distance does not fit, again with two (at once
+/// with `two_bytes`, which tests use to check that both give the same).
 ///
 /// # Errors
-/// [`SolveError::TooDeep`] if a distance exceeds [`MAX_DTZ`].
+/// [`SolveError::TooDeep`] if a distance does not fit in two bytes either.
 pub fn solve_pair(
     shape: &Shape,
     rules: Rules,
     threads: usize,
     sides: &[Side],
+    two_bytes: bool,
 ) -> Result<Vec<Solved>, SolveError> {
-    let states: Vec<Vec<AtomicU8>> = sides
+    if two_bytes {
+        return solve_with::<AtomicU16>(shape, rules, threads, sides);
+    }
+    match solve_with::<AtomicU8>(shape, rules, threads, sides) {
+        Err(SolveError::TooDeep(_)) => {
+            log::info!("distances beyond one byte: solving the pair again with two");
+            solve_with::<AtomicU16>(shape, rules, threads, sides)
+        }
+        result => result,
+    }
+}
+
+fn solve_with<C: Cell>(
+    shape: &Shape,
+    rules: Rules,
+    threads: usize,
+    sides: &[Side],
+) -> Result<Vec<Solved>, SolveError> {
+    let states: Vec<Vec<C>> = sides
         .iter()
-        .map(|side| (0..side.layer.slots).map(|_| AtomicU8::new(0)).collect())
+        .map(|side| (0..side.layer.slots).map(|_| C::new()).collect())
         .collect();
     let partner = |i: usize| sides.len() - 1 - i;
     let units = units(sides);
@@ -119,10 +197,10 @@ pub fn solve_pair(
                 let state = if black & white != 0 {
                     NO_POSITION
                 } else {
-                    seed(rules, &mover, values, bi, black, white, wi as u64)
+                    seed::<C>(rules, &mover, values, bi, black, white, wi as u64)
                 };
-                in_one += u64::from(state == WIN + 1 || state == LOSS + 1);
-                states[i][block.slot(bi, wi as u64) as usize].store(state, Ordering::Relaxed);
+                in_one += u64::from(state == C::WIN + 1 || state == C::LOSS + 1);
+                states[i][block.slot(bi, wi as u64) as usize].set(state);
             }
         }
         out.push(in_one);
@@ -148,7 +226,7 @@ pub fn solve_pair(
                 let parents = &states[partner(i)];
                 let partner_bit = (partner(i) as u64) << 63;
                 parents_of.visit(bi, wi, |parent| {
-                    if settle(&parents[parent as usize], child_won, level, exclusive) {
+                    if settle::<C>(&parents[parent as usize], child_won, level, exclusive) {
                         out.count += 1;
                         if out.listing {
                             out.list.push(partner_bit | parent);
@@ -177,9 +255,9 @@ pub fn solve_pair(
                 // share their row in the partner layer.
                 for wi in 0..block.white_sets {
                     for bi in rows.clone() {
-                        let state = states[i][block.slot(bi, wi) as usize].load(Ordering::Relaxed);
-                        let child_won = state == WIN + level;
-                        if child_won || state == LOSS + level {
+                        let state = states[i][block.slot(bi, wi) as usize].get();
+                        let child_won = state == C::WIN + level;
+                        if child_won || state == C::LOSS + level {
                             decide(i, &parents_of, bi, wi, child_won, &mut found);
                         }
                     }
@@ -201,8 +279,7 @@ pub fn solve_pair(
                         let blocks = &sides[i].layer.blocks;
                         let block = &blocks[blocks.partition_point(|b| b.offset <= slot) - 1];
                         let within = slot - block.offset;
-                        let child_won =
-                            states[i][slot as usize].load(Ordering::Relaxed) == WIN + level;
+                        let child_won = states[i][slot as usize].get() == C::WIN + level;
                         decide(
                             i,
                             &shape.parents(block, sides[partner(i)].layer),
@@ -230,17 +307,17 @@ pub fn solve_pair(
             break;
         }
         level += 1;
-        if u32::from(level) >= MAX_DTZ {
+        if u32::from(level) >= C::MAX_DTZ {
             return Err(SolveError::TooDeep(u32::from(level)));
         }
     }
-    Ok(states.into_iter().map(finish).collect())
+    Ok(states.into_iter().map(finish::<C>).collect())
 }
 
 /// The starting state of the position `(black, white)`, black set `bi`
 /// and white set `wi` of the block `mover` moves from; `ahead` holds the
 /// values of the layer its forward moves reach.
-fn seed(
+fn seed<C: Cell>(
     rules: Rules,
     mover: &Mover,
     ahead: Option<&WdlBits>,
@@ -248,8 +325,8 @@ fn seed(
     black: u64,
     white: u64,
     wi: u64,
-) -> u8 {
-    let count = mover.sideways(black, white) as u8;
+) -> u16 {
+    let count = mover.sideways(black, white) as u16;
     let mut escape = false;
     let mut wins = false;
     let (forward, finishes) = mover.forward(bi, black, white, wi, |slot| {
@@ -261,13 +338,13 @@ fn seed(
     });
     if count == 0 && forward == 0 {
         match rules {
-            Rules::Textbook => LOSS,
-            Rules::Classic => WIN,
+            Rules::Textbook => C::LOSS,
+            Rules::Classic => C::WIN,
         }
     } else if wins || finishes {
-        WIN + 1
+        C::WIN + 1
     } else if count == 0 && !escape {
-        LOSS + 1
+        C::LOSS + 1
     } else {
         count | if escape { ESCAPE } else { 0 }
     }
@@ -275,11 +352,11 @@ fn seed(
 
 /// The new state of an undecided parent (`state`) told that a child
 /// decided at `level` is won (`child_won`) or lost for its side to move.
-fn settled(state: u8, child_won: bool, level: u8) -> u8 {
+fn settled<C: Cell>(state: u16, child_won: bool, level: u16) -> u16 {
     if !child_won {
-        WIN + level + 1
+        C::WIN + level + 1
     } else if state == 1 {
-        LOSS + level + 1
+        C::LOSS + level + 1
     } else {
         // Down to zero with an escape: the parent stays undecided (a
         // draw) unless a lost child turns up.
@@ -293,45 +370,54 @@ fn settled(state: u8, child_won: bool, level: u8) -> u8 {
 /// each unit owns the rows of its children, and the parents of a row are
 /// one column of the partner block that no other row reaches); otherwise
 /// compare-and-swap.
-fn settle(slot: &AtomicU8, child_won: bool, level: u8, exclusive: bool) -> bool {
-    let mut state = slot.load(Ordering::Relaxed);
+fn settle<C: Cell>(slot: &C, child_won: bool, level: u16, exclusive: bool) -> bool {
+    let mut state = slot.get();
     loop {
         if state >= NO_POSITION {
             return false;
         }
-        let new = settled(state, child_won, level);
+        let new = settled::<C>(state, child_won, level);
         if exclusive {
-            slot.store(new, Ordering::Relaxed);
+            slot.set(new);
             return new > NO_POSITION;
         }
-        match slot.compare_exchange_weak(state, new, Ordering::Relaxed, Ordering::Relaxed) {
+        match slot.replace(state, new) {
             Ok(_) => return new > NO_POSITION,
             Err(actual) => state = actual,
         }
     }
 }
 
-/// A layer's slots as file bytes, with its tallies. A slot that is no
-/// position repeats the byte before it, so runs stay unbroken and the
-/// file compresses better.
-fn finish(states: Vec<AtomicU8>) -> Solved {
+/// A layer's slots as file values, with its tallies: one byte a slot,
+/// or two if some distance needs them. A slot that is no position
+/// repeats the value before it, so runs stay unbroken and the file
+/// compresses better.
+fn finish<C: Cell>(states: Vec<C>) -> Solved {
     let mut tally = Tally::default();
     let mut previous = encode(Dtz::Draw);
-    let values = states
-        .into_iter()
-        .map(|slot| {
-            let state = slot.into_inner();
-            let value = match state {
-                NO_POSITION => return previous,
-                s if s < NO_POSITION => Dtz::Draw,
-                s if s < LOSS => Dtz::Win(u32::from(s - WIN)),
-                s => Dtz::Loss(u32::from(s - LOSS)),
-            };
-            tally.add(value);
-            previous = encode(value);
-            previous
-        })
-        .collect();
+    let mut value_of = |slot: C| {
+        let state = slot.into_state();
+        let value = match state {
+            NO_POSITION => return previous,
+            s if s < NO_POSITION => Dtz::Draw,
+            s if s < C::LOSS => Dtz::Win(u32::from(s - C::WIN)),
+            s => Dtz::Loss(u32::from(s - C::LOSS)),
+        };
+        tally.add(value);
+        previous = encode(value);
+        previous
+    };
+    // Converted in place (a cell and its value have the same size).
+    let values = if C::NARROW {
+        Values::Narrow(states.into_iter().map(|c| value_of(c) as u8).collect())
+    } else {
+        let wide: Vec<u16> = states.into_iter().map(value_of).collect();
+        if tally.longest <= MAX_NARROW_DTZ {
+            Values::Narrow(wide.into_iter().map(|v| v as u8).collect())
+        } else {
+            Values::Wide(wide)
+        }
+    };
     Solved { values, tally }
 }
 

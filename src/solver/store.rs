@@ -12,7 +12,7 @@
 //! | 12 | board size |
 //! | 13 | rules: 0 `textbook`, 1 `classic` |
 //! | 14 | most cars a side on the board |
-//! | 15 | zero |
+//! | 15 | bytes a value takes, less one: 0 (one byte), or 1 (two, little-endian) |
 //! | 16..18, 18..20 | the layer: Black's progress, White's progress |
 //! | 20..24 | zero |
 //! | 24..32 | slots (positions and non-positions of the layer's index) |
@@ -22,7 +22,7 @@
 //! | 64..72 | payload length |
 //! | 72..76 | CRC-32 of bytes 8..72 and of the payload |
 //! | 76..80 | zero |
-//! | 80.. | payload: one zstd frame of one byte per slot ([`encode`]) |
+//! | 80.. | payload: one zstd frame of one value per slot ([`encode`]) |
 //!
 //! A directory of layer files starts with a manifest, `dodgem-tables.txt`,
 //! naming the board size, rule and car limit.
@@ -73,22 +73,67 @@ impl Dtz {
     }
 }
 
-/// One byte a slot: 0 a draw (or no position), `2d + 1` a win and
-/// `2d + 2` a loss with distance `d`.
-pub fn encode(value: Dtz) -> u8 {
+/// A slot's value in a file: 0 a draw (or no position), `2d + 1` a win
+/// and `2d + 2` a loss with distance `d`; one byte a slot while every
+/// distance of the layer is at most [`MAX_NARROW_DTZ`], two otherwise.
+pub fn encode(value: Dtz) -> u16 {
     match value {
         Dtz::Draw => 0,
-        Dtz::Win(d) => (2 * d + 1) as u8,
-        Dtz::Loss(d) => (2 * d + 2) as u8,
+        Dtz::Win(d) => (2 * d + 1) as u16,
+        Dtz::Loss(d) => (2 * d + 2) as u16,
     }
 }
 
 /// Inverse of [`encode`].
-pub fn decode(byte: u8) -> Dtz {
-    match byte {
+pub fn decode(code: u16) -> Dtz {
+    match code {
         0 => Dtz::Draw,
-        b if b % 2 == 1 => Dtz::Win(u32::from(b / 2)),
-        b => Dtz::Loss(u32::from(b / 2 - 1)),
+        c if c % 2 == 1 => Dtz::Win(u32::from(c / 2)),
+        c => Dtz::Loss(u32::from(c / 2 - 1)),
+    }
+}
+
+/// Longest distance a one-byte value holds.
+pub const MAX_NARROW_DTZ: u32 = 126;
+
+/// A layer's values in index order ([`encode`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Values {
+    Narrow(Vec<u8>),
+    Wide(Vec<u16>),
+}
+
+impl Values {
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Narrow(v) => v.len(),
+            Values::Wide(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The encoded value of `slot`.
+    pub fn code(&self, slot: u64) -> u16 {
+        match self {
+            Values::Narrow(v) => u16::from(v[slot as usize]),
+            Values::Wide(v) => v[slot as usize],
+        }
+    }
+
+    /// The value of `slot`.
+    pub fn get(&self, slot: u64) -> Dtz {
+        decode(self.code(slot))
+    }
+
+    /// Bytes a value takes in the file.
+    fn width(&self) -> usize {
+        match self {
+            Values::Narrow(_) => 1,
+            Values::Wide(_) => 2,
+        }
     }
 }
 
@@ -99,17 +144,17 @@ pub struct WdlBits {
 }
 
 impl WdlBits {
-    pub fn from_bytes(bytes: &[u8]) -> WdlBits {
-        let words = bytes
-            .chunks(32)
-            .map(|chunk| {
-                chunk.iter().enumerate().fold(0u64, |word, (i, &b)| {
-                    let code = match decode(b) {
+    pub fn from_values(values: &Values) -> WdlBits {
+        let len = values.len() as u64;
+        let words = (0..len.div_ceil(32))
+            .map(|word| {
+                (word * 32..(word * 32 + 32).min(len)).fold(0u64, |bits, slot| {
+                    let code = match values.get(slot) {
                         Dtz::Draw => 0,
                         Dtz::Win(_) => 1,
                         Dtz::Loss(_) => 2,
                     };
-                    word | code << (2 * i)
+                    bits | code << (2 * (slot % 32))
                 })
             })
             .collect();
@@ -338,6 +383,8 @@ pub struct Header {
     pub white: u32,
     pub slots: u64,
     pub tally: Tally,
+    /// Bytes a value takes.
+    pub width: usize,
     payload: u64,
 }
 
@@ -348,6 +395,7 @@ impl Header {
         out[4] = self.kind.size as u8;
         out[5] = self.kind.rules_code();
         out[6] = self.kind.max_cars as u8;
+        out[7] = (self.width - 1) as u8;
         out[8..10].copy_from_slice(&(self.black as u16).to_le_bytes());
         out[10..12].copy_from_slice(&(self.white as u16).to_le_bytes());
         out[16..24].copy_from_slice(&self.slots.to_le_bytes());
@@ -380,7 +428,18 @@ impl Header {
                 ));
             }
         };
+        let width = match bytes[15] {
+            0 => 1,
+            1 => 2,
+            other => {
+                return Err(LayerError::Corrupt(
+                    path.to_path_buf(),
+                    format!("unknown value width code {other}"),
+                ));
+            }
+        };
         let header = Header {
+            width,
             kind: Kind {
                 size: usize::from(bytes[12]),
                 rules,
@@ -417,16 +476,27 @@ pub fn write_layer(
     dir: &Path,
     kind: Kind,
     layer: &Layer,
-    values: &[u8],
+    values: &Values,
     tally: Tally,
 ) -> io::Result<u64> {
-    let payload = zstd::bulk::compress(values, ZSTD_LEVEL)?;
+    let payload = match values {
+        Values::Narrow(v) => zstd::bulk::compress(v, ZSTD_LEVEL)?,
+        Values::Wide(v) => {
+            let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), ZSTD_LEVEL)?;
+            for chunk in v.chunks(1 << 16) {
+                let bytes: Vec<u8> = chunk.iter().flat_map(|c| c.to_le_bytes()).collect();
+                encoder.write_all(&bytes)?;
+            }
+            encoder.finish()?
+        }
+    };
     let header = Header {
         kind,
         black: layer.black,
         white: layer.white,
         slots: values.len() as u64,
         tally,
+        width: values.width(),
         payload: payload.len() as u64,
     };
     let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
@@ -497,12 +567,12 @@ pub fn read_header(dir: &Path, kind: Kind, layer: &Layer) -> Result<Option<Heade
     Ok(Some(header))
 }
 
-/// Reads, checks and decompresses the file of `layer`: one byte a slot.
+/// Reads, checks and decompresses the file of `layer`.
 ///
 /// # Errors
 /// A missing file, or one that is damaged, truncated or of another kind
 /// or layer.
-pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Vec<u8>, Tally), LayerError> {
+pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Values, Tally), LayerError> {
     let path = layer_path(dir, layer.black, layer.white);
     let bytes = fs::read(&path).map_err(|e| LayerError::Io(path.clone(), e))?;
     let (header, crc) = Header::parse(&path, &bytes)?;
@@ -514,14 +584,23 @@ pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Vec<u8>, Tal
     if header.checksum(payload) != crc {
         return Err(LayerError::Checksum(path));
     }
-    let values = zstd::bulk::decompress(payload, layer.slots as usize)
+    let expected = layer.slots as usize * header.width;
+    let raw = zstd::bulk::decompress(payload, expected)
         .map_err(|e| LayerError::Corrupt(path.clone(), e.to_string()))?;
-    if values.len() as u64 != layer.slots {
+    if raw.len() != expected {
         return Err(LayerError::Corrupt(
             path,
-            format!("{} values, expected {}", values.len(), layer.slots),
+            format!("{} bytes of values, expected {expected}", raw.len()),
         ));
     }
+    let values = match header.width {
+        1 => Values::Narrow(raw),
+        _ => Values::Wide(
+            raw.chunks_exact(2)
+                .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
+                .collect(),
+        ),
+    };
     Ok((values, header.tally))
 }
 
@@ -537,7 +616,7 @@ pub struct Tables {
 }
 
 /// Decompressed layers by `(black, white)` progress.
-type LayerCache = HashMap<(u32, u32), Arc<Vec<u8>>>;
+type LayerCache = HashMap<(u32, u32), Arc<Values>>;
 
 impl Tables {
     /// Opens the tables in `dir` (files are read when first probed).
@@ -586,11 +665,11 @@ impl Tables {
             return Ok(None);
         };
         let values = self.layer_values(black, white)?;
-        Ok(Some(decode(values[slot as usize])))
+        Ok(Some(values.get(slot)))
     }
 
     /// The decompressed values of layer `(black, white)`, cached.
-    pub fn layer_values(&self, black: u32, white: u32) -> Result<Arc<Vec<u8>>, LayerError> {
+    pub fn layer_values(&self, black: u32, white: u32) -> Result<Arc<Values>, LayerError> {
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(values) = cache.get(&(black, white)) {
             return Ok(Arc::clone(values));
@@ -619,6 +698,7 @@ mod tests {
             Dtz::Loss(0),
             Dtz::Loss(126),
             Dtz::Win(127),
+            Dtz::Loss(2000),
         ] {
             assert_eq!(decode(encode(value)), value);
         }
