@@ -194,7 +194,7 @@ fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn s
             }
             first_line = false;
             let line = format!(
-                "solved pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s ({:.2e} slots/s), files {} | elapsed {:.0} s, rss {}, disk {}",
+                "solved pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s (read {:.1}, solve {:.1}, write {:.1}; {:.2e} slots/s), files {} | elapsed {:.0} s, rss {}, disk {}",
                 pair.done,
                 pair.pairs,
                 names.join(" "),
@@ -205,6 +205,9 @@ fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn s
                 pair.tally.losses,
                 pair.tally.longest,
                 pair.seconds,
+                pair.phases[0],
+                pair.phases[1],
+                pair.phases[2],
                 pair.slots as f64 / pair.seconds.max(1e-9),
                 mib(pair.bytes),
                 started.elapsed().as_secs_f64(),

@@ -82,6 +82,9 @@ pub struct PairDone {
     pub seconds: f64,
     /// Bytes of the pair's files.
     pub bytes: u64,
+    /// Seconds spent reading the layers ahead, solving, and compressing
+    /// and writing the files.
+    pub phases: [f64; 3],
     /// Pairs finished so far, of `pairs`.
     pub done: usize,
     pub pairs: usize,
@@ -175,6 +178,7 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
             resumed: true,
             seconds: 0.0,
             bytes: 0,
+            phases: [0.0; 3],
             done: done + 1,
             pairs: pairs.len(),
         };
@@ -189,7 +193,7 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
             }
         } else {
             report.resumed = false;
-            for (tally, bytes) in solve_one_pair(&shape, plan, layers)? {
+            for (tally, bytes) in solve_one_pair(&shape, plan, layers, &mut report.phases)? {
                 report.tally.merge(tally);
                 report.bytes += bytes;
             }
@@ -211,7 +215,9 @@ fn solve_one_pair(
     shape: &Shape,
     plan: &Plan,
     layers: &[Layer],
+    phases: &mut [f64; 3],
 ) -> Result<Vec<(Tally, u64)>, LayeredError> {
+    let started = Instant::now();
     let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
     // Read the layers ahead, both at once.
     let values: Vec<Option<WdlBits>> = std::thread::scope(|scope| {
@@ -242,10 +248,12 @@ fn solve_one_pair(
             ahead: ahead.as_ref().zip(values.as_ref()),
         })
         .collect();
+    phases[0] = started.elapsed().as_secs_f64();
     let solved = solve_pair(shape, plan.kind.rules, plan.threads, &sides, plan.two_bytes)?;
     drop(values);
+    phases[1] = started.elapsed().as_secs_f64() - phases[0];
     // Compress and write both files at once.
-    std::thread::scope(|scope| {
+    let written = std::thread::scope(|scope| {
         let handles: Vec<_> = solved
             .iter()
             .zip(layers)
@@ -265,8 +273,10 @@ fn solve_one_pair(
         handles
             .into_iter()
             .map(|h| h.join().expect("writer thread panicked"))
-            .collect()
-    })
+            .collect::<Result<Vec<_>, _>>()
+    });
+    phases[2] = started.elapsed().as_secs_f64() - phases[0] - phases[1];
+    written
 }
 
 /// What [`verify`] found.

@@ -145,19 +145,30 @@ pub struct WdlBits {
 
 impl WdlBits {
     pub fn from_values(values: &Values) -> WdlBits {
-        let len = values.len() as u64;
-        let words = (0..len.div_ceil(32))
-            .map(|word| {
-                (word * 32..(word * 32 + 32).min(len)).fold(0u64, |bits, slot| {
-                    let code = match values.get(slot) {
-                        Dtz::Draw => 0,
-                        Dtz::Win(_) => 1,
-                        Dtz::Loss(_) => 2,
-                    };
-                    bits | code << (2 * (slot % 32))
-                })
-            })
-            .collect();
+        // 0 a draw, 1 a win (odd codes), 2 a loss (even codes but 0).
+        fn bits(code: u16) -> u64 {
+            match code {
+                0 => 0,
+                c if c % 2 == 1 => 1,
+                _ => 2,
+            }
+        }
+        fn pack(codes: impl Iterator<Item = u64>) -> u64 {
+            codes
+                .enumerate()
+                .fold(0, |word, (i, code)| word | code << (2 * i))
+        }
+        let table: [u64; 256] = std::array::from_fn(|b| bits(b as u16));
+        let words = match values {
+            Values::Narrow(v) => v
+                .chunks(32)
+                .map(|chunk| pack(chunk.iter().map(|&b| table[usize::from(b)])))
+                .collect(),
+            Values::Wide(v) => v
+                .chunks(32)
+                .map(|chunk| pack(chunk.iter().map(|&c| bits(c))))
+                .collect(),
+        };
         WdlBits { words }
     }
 
