@@ -14,11 +14,9 @@
 //!
 //! `FUZZ_DEBUG=1` prints each refused `go` with its answer.
 
-mod attack;
-
 use std::time::Duration;
 
-use attack::{Engine, Rng};
+use crate::common::{Engine, LONG, Recv, Rng, shared};
 
 /// The bound on `readyok` (generous: two loaded cores; the promise is a
 /// few milliseconds).
@@ -173,7 +171,7 @@ fn run(seed: u64, steps: usize) {
         engine.send_bytes(b"\n");
         engine.send("isready");
         let started = std::time::Instant::now();
-        let lines = engine.until("readyok", READY, |l| l == "readyok");
+        let (lines, _) = engine.read_until(|l| l == "readyok", READY);
         assert!(started.elapsed() < READY, "{context}");
         let refused = lines.iter().any(|l| l.starts_with("info string error"));
         let words: Vec<&str> = text.split_whitespace().collect();
@@ -190,12 +188,13 @@ fn run(seed: u64, steps: usize) {
         }
         engine.send("stop");
         while bestmoves < accepted_gos {
-            let more = engine.until("bestmove", attack::LONG, |l| l.starts_with("bestmove"));
+            let (more, _) = engine.read_until(|l| l.starts_with("bestmove"), LONG);
             for line in &more {
                 assert_clean(line, &context);
             }
             bestmoves += 1;
         }
+        engine.assert_utf8(&context);
         let now = engine.fen();
         if refused {
             refusals += 1;
@@ -213,8 +212,8 @@ fn run(seed: u64, steps: usize) {
     assert_eq!(
         bestmoves,
         accepted_gos,
-        "seed {seed:#x}: {:?}",
-        engine.tail()
+        "seed {seed:#x}: {}",
+        engine.context()
     );
     // Not vacuous: both kinds were exercised.
     assert!(
@@ -228,6 +227,7 @@ fn run(seed: u64, steps: usize) {
 
 #[test]
 fn random_and_mutated_lines_keep_every_promise() {
+    let _cpu = shared();
     for seed in [0xd0d6_e001, 0xd0d6_e002, 0xd0d6_e003] {
         run(seed, 1500);
     }
@@ -261,6 +261,7 @@ const STORM: &[&str] = &[
 /// table jobs: one queued behind a search is phase 2.)
 #[test]
 fn a_storm_of_commands_loses_nothing() {
+    let _cpu = shared();
     let mut rng = Rng(0x5707_3001);
     let mut engine = Engine::start();
     let (mut gos, mut isreadys) = (0usize, 0usize);
@@ -277,14 +278,14 @@ fn a_storm_of_commands_loses_nothing() {
     engine.send("isready");
     isreadys += 1;
     let (mut readyoks, mut bestmoves, mut refusals) = (0usize, 0usize, 0usize);
-    let deadline = std::time::Instant::now() + attack::LONG;
+    let deadline = std::time::Instant::now() + LONG;
     while readyoks < isreadys || bestmoves + refusals < gos {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let Some(line) = engine.recv(left) else {
+        let Recv::Line(line, _) = engine.recv(left) else {
             panic!(
                 "{readyoks}/{isreadys} readyok, {bestmoves} bestmoves + {refusals} refusals \
-                 for {gos} go; last lines {:?}",
-                engine.tail()
+                 for {gos} go{}",
+                engine.context()
             );
         };
         assert_clean(&line, "the storm");
@@ -304,6 +305,7 @@ fn a_storm_of_commands_loses_nothing() {
             .any(|l| l.starts_with("bestmove") || l == "readyok"),
         "{rest:?}"
     );
+    engine.assert_utf8("the storm");
     assert!(bestmoves > 50, "only {bestmoves} searches ran");
     eprintln!("storm: {gos} go, {bestmoves} bestmoves, {refusals} refused, {isreadys} isready");
     engine.quit();

@@ -2,23 +2,17 @@
 //! what crashed, hung or leaked before must now be refused or bounded,
 //! with the engine still answering and its position kept.
 
-mod attack;
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use attack::{BIN, Engine, LONG};
 use dodgem::board::Rules;
 use dodgem::tablebase;
 
-/// A fresh directory for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dodgem-harden-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::common::{BIN, Engine, LONG, run, scratch, shared};
+
+/// A deadline for a two-game referee match (seconds of play at most).
+const MATCH: Duration = Duration::from_secs(60);
 
 /// The `info string error:` lines among `lines`.
 fn errors(lines: &[String]) -> Vec<&String> {
@@ -31,7 +25,8 @@ fn errors(lines: &[String]) -> Vec<&String> {
 /// Asserts the engine still answers and still holds `fen`.
 fn assert_alive_at(engine: &mut Engine, fen: &str) {
     assert!(engine.sync().is_empty() || engine.is_running());
-    assert_eq!(engine.fen(), fen, "{:?}", engine.tail());
+    let now = engine.fen();
+    assert_eq!(now, fen, "{}", engine.context());
 }
 
 /// The deepest depth among `info depth` lines.
@@ -46,6 +41,7 @@ fn deepest(lines: &[String]) -> u64 {
 
 #[test]
 fn perft_depth_beyond_the_bound_is_refused_not_a_crash() {
+    let _cpu = shared();
     let mut engine = Engine::start();
     engine.send("position startpos moves a3b3");
     let fen = engine.fen();
@@ -62,9 +58,10 @@ fn perft_depth_beyond_the_bound_is_refused_not_a_crash() {
     // The bound itself is accepted (and stopped at once).
     engine.send("go perft 64");
     engine.send("stop");
-    engine.until("perft total", LONG, |l| {
-        l.starts_with("info string") || l.starts_with("Nodes")
-    });
+    engine.read_until(
+        |l| l.starts_with("info string") || l.starts_with("Nodes"),
+        LONG,
+    );
     assert_alive_at(&mut engine, &fen);
     engine.quit();
 }
@@ -72,36 +69,13 @@ fn perft_depth_beyond_the_bound_is_refused_not_a_crash() {
 /// Runs `dodgem args` to its end (with a deadline) and gives exit code and
 /// stderr.
 fn run_cli(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + LONG;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
-            return (status.code(), stderr);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("dodgem {args:?} did not finish within {LONG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let output = run(args, LONG);
+    (output.status.code(), output.stderr)
 }
 
 #[test]
 fn shell_perft_and_bench_refuse_depths_beyond_their_bounds() {
+    let _cpu = shared();
     for args in [
         &["perft", "--size", "3", "100000"][..],
         &["perft", "65"],
@@ -118,6 +92,7 @@ fn shell_perft_and_bench_refuse_depths_beyond_their_bounds() {
 
 #[test]
 fn huge_search_limits_are_clamped_not_wrapped() {
+    let _cpu = shared();
     let mut engine = Engine::start();
     // The search itself, not the solved table (which answers at once).
     engine.send("setoption name Tablebase value false");
@@ -127,7 +102,7 @@ fn huge_search_limits_are_clamped_not_wrapped() {
         "go mate 1073741824 movetime 300",
         "go mate 4294967295 movetime 300",
     ] {
-        let lines = engine.go(go);
+        let lines = engine.go(go, LONG);
         assert!(deepest(&lines) > 1, "{go} searched one ply: {lines:?}");
         assert!(engine.is_running());
     }
@@ -159,6 +134,7 @@ fn table_file(like: &tablebase::Table, values: &[u8], rules_code: u8) -> Vec<u8>
 
 #[test]
 fn a_table_whose_values_cycle_is_refused_and_go_still_answers() {
+    let _cpu = shared();
     let dir = scratch("cycle");
     let table = tablebase::builtin(3, Rules::Textbook).unwrap();
     let cycling = vec![dodgem::solver::encode(dodgem::solver::Value::Win(1)); table.len()];
@@ -178,7 +154,7 @@ fn a_table_whose_values_cycle_is_refused_and_go_still_answers() {
         "{lines:?}"
     );
     engine.send("position fen 3/B2/2W b");
-    let lines = engine.go("go depth 1");
+    let lines = engine.go("go depth 1", LONG);
     assert!(lines.last().unwrap().starts_with("bestmove"));
     engine.quit();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -186,6 +162,7 @@ fn a_table_whose_values_cycle_is_refused_and_go_still_answers() {
 
 #[test]
 fn a_textbook_table_relabelled_classic_is_refused() {
+    let _cpu = shared();
     let dir = scratch("relabel");
     let table = tablebase::builtin(4, Rules::Textbook).unwrap();
     let path = dir.join("4x4-classic.dtb");
@@ -219,7 +196,7 @@ fn a_textbook_table_relabelled_classic_is_refused() {
     };
     engine.send("position startpos");
     engine.send("solve");
-    let lines = engine.until("solve", LONG, |l| l.starts_with("solve"));
+    let (lines, _) = engine.read_until(|l| l.starts_with("solve"), LONG);
     assert_eq!(lines.last().unwrap(), &expected);
     engine.quit();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -236,6 +213,7 @@ fn load(engine: &mut Engine, path: &Path) -> Vec<String> {
 
 #[test]
 fn a_fifo_or_stdin_as_table_path_is_refused_without_blocking() {
+    let _cpu = shared();
     let dir = scratch("fifo");
     let fifo = dir.join("pipe");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
@@ -267,6 +245,7 @@ fn a_fifo_or_stdin_as_table_path_is_refused_without_blocking() {
 
 #[test]
 fn a_table_path_keeps_runs_of_spaces() {
+    let _cpu = shared();
     let dir = scratch("spaces");
     let path = dir.join("two  spaces   three.dtb");
     tablebase::builtin(3, Rules::Classic)
@@ -288,6 +267,7 @@ fn a_table_path_keeps_runs_of_spaces() {
 
 #[test]
 fn control_bytes_in_echoed_input_are_escaped() {
+    let _cpu = shared();
     let dir = scratch("escape");
     let hostile = dir.join("bell\u{7}esc\u{1b}[31m.dtb");
     tablebase::builtin(3, Rules::Textbook)
@@ -309,6 +289,7 @@ fn control_bytes_in_echoed_input_are_escaped() {
     engine.send_bytes(b"setoption name No\x07Such value x\n");
     engine.send_bytes(b"position fen B2/\x1b/1WW b\n");
     out.extend(engine.sync());
+    engine.assert_utf8("the hostile lines");
     assert!(errors(&out).len() >= 4, "{out:?}");
     for line in &out {
         assert!(
@@ -322,6 +303,7 @@ fn control_bytes_in_echoed_input_are_escaped() {
 
 #[test]
 fn the_referee_escapes_an_engines_name_on_stdout_and_in_pgn() {
+    let _cpu = shared();
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch("referee-name");
     let script = dir.join("evil.sh");
@@ -332,16 +314,23 @@ fn the_referee_escapes_an_engines_name_on_stdout_and_in_pgn() {
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let pgn = dir.join("games.pgn");
-    let output = Command::new(BIN)
-        .args(["match", "--engine1"])
-        .arg(&script)
-        .args(["--engine2", BIN, "--games", "2", "--tc", "1+0.01", "--pgn"])
-        .arg(&pgn)
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let output = run(
+        &[
+            "match",
+            "--engine1",
+            &script.to_string_lossy(),
+            "--engine2",
+            BIN,
+            "--games",
+            "2",
+            "--tc",
+            "1+0.01",
+            "--pgn",
+            &pgn.to_string_lossy(),
+        ],
+        MATCH,
+    );
+    let stdout = output.stdout;
     assert!(output.status.success(), "{stdout}");
     assert!(stdout.contains("evil\\u{1b}[31mred\\u{7}"), "{stdout}");
     let record = std::fs::read_to_string(&pgn).unwrap();
@@ -369,6 +358,7 @@ fn alive(pid: u32) -> bool {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_match_leaves_no_engine_helper_behind() {
+    let _cpu = shared();
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch("helpers");
     let pids = dir.join("pids");
@@ -383,19 +373,21 @@ fn a_match_leaves_no_engine_helper_behind() {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let output = Command::new(BIN)
-        .args(["match", "--engine1"])
-        .arg(&script)
-        .args(["--engine2", BIN, "--games", "2", "--tc", "1+0.01"])
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = run(
+        &[
+            "match",
+            "--engine1",
+            &script.to_string_lossy(),
+            "--engine2",
+            BIN,
+            "--games",
+            "2",
+            "--tc",
+            "1+0.01",
+        ],
+        MATCH,
     );
+    assert!(output.status.success(), "{}", output.stderr);
     let helpers: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap()
         .lines()
