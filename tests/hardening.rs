@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 use dodgem::board::Rules;
 use dodgem::tablebase;
 
-use crate::common::{BIN, Engine, LONG, run, scratch, shared};
+use crate::common::{
+    BIN, Engine, LONG, REPLY_BOUND, best_move, info_value, is_bestmove, is_search_info, ms, run,
+    scratch, shared, timing,
+};
 
 /// A deadline for a two-game referee match (seconds of play at most).
 const MATCH: Duration = Duration::from_secs(60);
@@ -104,6 +107,18 @@ fn huge_search_limits_are_clamped_not_wrapped() {
     ] {
         let lines = engine.go(go, LONG);
         assert!(deepest(&lines) > 1, "{go} searched one ply: {lines:?}");
+        // Said, not silent.
+        let warning = if go.contains("depth") {
+            "is beyond the depth limit: searching at most 96 plies"
+        } else {
+            "plies: searching at most 96"
+        };
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string warning: go ") && l.contains(warning)),
+            "{go}: no warning: {lines:?}"
+        );
         assert!(engine.is_running());
     }
     engine.send("bench 4294967295");
@@ -405,4 +420,271 @@ fn a_match_leaves_no_engine_helper_behind() {
     }
     assert!(left.is_empty(), "helpers outlived the match: {left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An engine whose search thread commits `fault` (a hook of the test
+/// build, read from `DODGEM_DEBUG_FAULT`; see `src/search/thread.rs`).
+fn faulty(fault: &str) -> Engine {
+    Engine::start_with(|command| {
+        command.env("DODGEM_DEBUG_FAULT", fault);
+    })
+}
+
+/// The CPU time (user + system) process `pid` has used, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process runs");
+    // After the name: the state is field 3 of stat(5), so utime (14) and
+    // stime (15) are the 12th and 13th here.
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Asserts that the engine, with nothing to do, uses (almost) no CPU: no
+/// busy loop on a dead channel.
+#[cfg(target_os = "linux")]
+fn assert_idle(engine: &Engine) {
+    let before = cpu_ticks(engine.pid());
+    std::thread::sleep(Duration::from_secs(1));
+    let used = cpu_ticks(engine.pid()) - before;
+    // A tick is 10 ms: a spinning thread takes about 100 a second.
+    assert!(used < 30, "{used} ticks of CPU in one idle second");
+}
+
+/// Asserts that `lines` (a `go`'s) hold one error naming `what` and end in
+/// their one `bestmove`, and returns its move.
+fn failed_go<'a>(lines: &'a [String], what: &str) -> &'a str {
+    assert!(
+        errors(lines).iter().any(|l| l.contains(what)),
+        "no error {what:?}: {lines:?}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| is_bestmove(l)).count(),
+        1,
+        "{lines:?}"
+    );
+    best_move(lines.last().unwrap())
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_search_thread_panic_is_reported_and_answered_with_the_best_move_known() {
+    let _cpu = shared();
+    let mut engine = faulty("panic-after-info");
+    engine.send("setoption name Tablebase value false");
+    engine.send("position startpos moves a3b3");
+    let fen = engine.fen();
+    let legal = engine.legal_moves();
+    for round in 0..3 {
+        let lines = engine.go("go depth 6", LONG);
+        let best = failed_go(&lines, "the search thread failed");
+        // The best move known: the first move of the line reported.
+        let info = lines
+            .iter()
+            .rfind(|l| is_search_info(l))
+            .unwrap_or_else(|| panic!("round {round}: no info line: {lines:?}"));
+        assert_eq!(
+            Some(best),
+            info_value(info, "pv"),
+            "round {round}: {lines:?}"
+        );
+        assert!(legal.iter().any(|m| m == best), "{best} is not legal");
+    }
+    // A held result stays held until stop, as for any `go infinite`.
+    engine.send("go infinite");
+    engine.expect_line(|l| l.contains("the search thread failed"), LONG);
+    let early = engine.lines_for(Duration::from_millis(200));
+    assert!(
+        !early.iter().any(|(l, _)| is_bestmove(l)),
+        "bestmove before stop: {early:?}"
+    );
+    engine.send("stop");
+    engine.expect_line(is_bestmove, LONG);
+    assert!(engine.sync().is_empty());
+    assert_alive_at(&mut engine, &fen);
+    assert_idle(&engine);
+    engine.quit();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_search_that_panics_before_any_report_still_gets_a_legal_bestmove() {
+    let _cpu = shared();
+    let mut engine = faulty("panic");
+    engine.send("position startpos moves a3b3");
+    let fen = engine.fen();
+    let legal = engine.legal_moves();
+    for _ in 0..3 {
+        let lines = engine.go("go depth 4", LONG);
+        let best = failed_go(&lines, "the search thread failed");
+        assert!(legal.iter().any(|m| m == best), "{best} is not legal");
+    }
+    // With searchmoves, a move among them.
+    let last = legal.last().unwrap().clone();
+    let lines = engine.go(&format!("go depth 4 searchmoves {last}"), LONG);
+    assert_eq!(failed_go(&lines, "the search thread failed"), last);
+    // The thread goes on: perft, table jobs and readyok work.
+    engine.send("go perft 2");
+    engine.wait_for("Nodes searched", LONG);
+    engine.send("setoption name Clear Hash");
+    assert!(engine.sync().is_empty());
+    assert_alive_at(&mut engine, &fen);
+    assert_idle(&engine);
+    engine.quit();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_lost_search_thread_is_replaced_and_the_protocol_does_not_spin() {
+    let _cpu = shared();
+    let mut engine = faulty("die");
+    engine.send("position startpos moves a3b3");
+    let fen = engine.fen();
+    let legal = engine.legal_moves();
+    for _ in 0..3 {
+        let lines = engine.go("go depth 4", LONG);
+        let best = failed_go(&lines, "the search thread ended unexpectedly");
+        assert!(legal.iter().any(|m| m == best), "{best} is not legal");
+        // Not refused as "search running": the next go is taken.
+        assert!(
+            !lines.iter().any(|l| l.contains("search is running")),
+            "{lines:?}"
+        );
+    }
+    engine.send("setoption name Clear Hash");
+    assert!(engine.sync().is_empty());
+    assert_alive_at(&mut engine, &fen);
+    assert_idle(&engine);
+    engine.quit();
+}
+
+#[test]
+fn quit_does_not_wait_for_a_search_deaf_to_stop() {
+    let _cpu = shared();
+    let mut engine = faulty("hang");
+    engine.send("setoption name Tablebase value false");
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    let started = Instant::now();
+    engine.send("quit");
+    engine.close_stdin();
+    let status = engine.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "exit {status}");
+    let rest = engine.read_to_eof(LONG);
+    assert_eq!(
+        rest.iter().filter(|l| is_bestmove(l)).count(),
+        1,
+        "{rest:?}"
+    );
+    assert!(
+        errors(&rest).iter().any(|l| l.contains("did not stop")),
+        "{rest:?}"
+    );
+    eprintln!("quit with a hung search: {:.0} ms", ms(started.elapsed()));
+}
+
+#[test]
+fn isready_is_answered_while_a_search_runs_and_a_table_loads() {
+    let _cpu = shared();
+    let dir = scratch("load-during-search");
+    let file = dir.join("3x3-classic.dtb");
+    tablebase::builtin(3, Rules::Classic)
+        .unwrap()
+        .save(&file)
+        .unwrap();
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.send("position startpos");
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    engine.send(&format!(
+        "setoption name TablebasePath value {}",
+        file.display()
+    ));
+    engine.send("isready");
+    // No stop: readyok must come while the search runs, after the load.
+    let (lines, _) = engine.read_until(|l| l == "readyok", Duration::from_secs(5));
+    assert!(!lines.iter().any(|l| is_bestmove(l)), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string loaded 3x3 classic table")),
+        "{lines:?}"
+    );
+    engine.send("stop");
+    engine.expect_line(is_bestmove, LONG);
+    // The loaded table answers.
+    engine.send("setoption name BoardSize value 3");
+    engine.send("setoption name Rules value classic");
+    engine.send("position startpos");
+    engine.send("solve");
+    engine.wait_for("solve", LONG);
+    assert!(engine.sync().is_empty());
+    engine.quit();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Sends `go infinite` right behind `setup` and `stop` right behind it,
+/// and returns how long the `bestmove` took after the `stop`.
+fn stop_latency(engine: &mut Engine, setup: &[&str]) -> Duration {
+    for line in setup {
+        engine.send(line);
+    }
+    engine.send("go infinite");
+    let sent = engine.send("stop");
+    let (_, at) = engine.expect_line(is_bestmove, LONG);
+    let rest = engine.sync();
+    assert!(!rest.iter().any(|l| is_bestmove(l)), "{rest:?}");
+    at.saturating_duration_since(sent)
+}
+
+#[test]
+fn stop_is_prompt_while_the_built_in_4x4_table_is_built() {
+    let _cpu = timing();
+    // A new process has no 4 x 4 table yet: the first search builds it.
+    let mut engine = Engine::start();
+    engine.sync();
+    let latency = stop_latency(
+        &mut engine,
+        &["setoption name BoardSize value 4", "position startpos"],
+    );
+    eprintln!("stop during the 4x4 table build: {:.2} ms", ms(latency));
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    // Built in the background, the table is there for the next search.
+    let lines = engine.go("go depth 2", LONG);
+    assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+    engine.quit();
+}
+
+#[test]
+fn stop_is_prompt_right_behind_a_4_gb_hash() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.sync();
+    let latency = stop_latency(&mut engine, &["setoption name Hash value 4096"]);
+    eprintln!("stop right behind Hash 4096: {:.2} ms", ms(latency));
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    engine.quit();
+}
+
+#[test]
+fn stop_is_prompt_after_a_rules_change_with_a_4_gb_hash() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.send("setoption name Hash value 4096");
+    engine.sync();
+    engine.go("go movetime 300", LONG);
+    let latency = stop_latency(&mut engine, &["setoption name Rules value classic"]);
+    eprintln!("stop after a Rules change with 4 GB: {:.2} ms", ms(latency));
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    let latency = stop_latency(&mut engine, &["ucinewgame"]);
+    eprintln!("stop after ucinewgame with 4 GB: {:.2} ms", ms(latency));
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    engine.quit();
 }

@@ -29,6 +29,10 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_dodgem");
 /// (CI runs the tests in parallel on two cores).
 pub const LONG: Duration = Duration::from_secs(20);
 
+/// `stop` and `isready` must be answered within this (the requirement);
+/// tests that check it hold [`timing`].
+pub const REPLY_BOUND: Duration = Duration::from_millis(20);
+
 /// How many recent lines a failure message quotes.
 const TAIL: usize = 40;
 /// Longest quoted line in a failure message.
@@ -330,6 +334,21 @@ impl Engine {
         self.send("d");
         let (line, _) = self.wait_for("Fen: ", LONG);
         line["Fen: ".len()..].to_string()
+    }
+
+    /// The legal moves that `d` lists for the current position.
+    pub fn legal_moves(&mut self) -> Vec<String> {
+        let out = self.send_all(&["d"]);
+        let line = out
+            .iter()
+            .find_map(|line| line.strip_prefix("Legal moves:"))
+            .unwrap_or_else(|| panic!("no `Legal moves:` line in {out:?}"));
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// The process id (to look at its threads, memory or CPU time).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Whether the process is still running.
