@@ -35,9 +35,9 @@ pub struct Shared {
     /// `Clear Hash`), so it never waits on this lock and keeps reading
     /// input while a slow resize runs.
     pub tables: Mutex<Tables>,
-    /// Solved tables loaded from files (`TablebasePath`). Replaced by a
-    /// `LoadTables` job once the files are read, so readers never wait on
-    /// a load.
+    /// Solved tables loaded from files (`TablebasePath`). Replaced by the
+    /// [`TableLoader`] once the files are read, so readers never wait on a
+    /// load; a search keeps the set it started with.
     pub tablebases: RwLock<Tablebases>,
 }
 
