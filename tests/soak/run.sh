@@ -37,5 +37,5 @@ echo "last sample:" >> soak.log
 cat last_rss.txt >> soak.log
 date -u +"end %H:%M:%S" >> soak.log
 echo "processes of $B left behind:" >> soak.log
-ps -eo pid,ppid,etime,cmd | grep -F "$B" | grep -v grep >> soak.log
+ps -eo pid,ppid,etime,args | awk -v b="$B" '$4 == b' >> soak.log
 echo "done" >> soak.log

@@ -8,7 +8,8 @@ isready / position / setoption / table-job lines, never waiting for an
 answer; then checks that every go got exactly one bestmove or one refusal,
 every isready its readyok, and stdout held only UTF-8 lines without control
 characters, log lines or panic text; reports the engine's memory (RSS) at
-the start, each minute and at the end, and its exit status."""
+the start, each minute, at the end, and settled (Hash back to 16 MB, files
+unloaded, tables emptied), and its exit status."""
 import random, subprocess, sys, threading, time
 
 binary, seconds, seed, table = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -71,6 +72,17 @@ while time.time() < deadline:
     if count(lambda l: l.strip() == b"readyok") >= isreadys:
         break
     time.sleep(0.1)
+# Settle: the default hash, no files, tables emptied; what memory is left
+# then is the baseline plus what the process keeps for good (the built-in
+# tables, the 16 MB table once touched), not what the storm leaked.
+proc.stdin.write(b"stop\nsetoption name Hash value 16\nsetoption name TablebasePath value <empty>\n"
+                 b"ucinewgame\nisready\n")
+isreadys += 1
+deadline = time.time() + 30
+while time.time() < deadline and count(lambda l: l.strip() == b"readyok") < isreadys:
+    time.sleep(0.1)
+time.sleep(1)
+rss_settled = rss_kb(proc.pid)
 proc.stdin.write(b"quit\n")
 code = proc.wait(timeout=30)
 t.join(timeout=5)
@@ -94,7 +106,8 @@ for raw in lines:
 print(f"storm seed {seed}: {seconds:.0f} s, {sent} lines sent, {gos} go (+ ponder/infinite), "
       f"{bestmoves} bestmove + {refused} refused go (sum {bestmoves + refused}), "
       f"{isreadys} isready / {readyoks} readyok, {len(lines)} stdout lines, {len(bad)} not protocol, "
-      f"RSS {rss_before} kB -> {rss_after} kB (each minute: {samples}), exit {code}")
+      f"RSS {rss_before} kB at the start, each minute {samples}, {rss_after} kB at the end, "
+      f"{rss_settled} kB settled (Hash 16, tables emptied), exit {code}")
 if bad:
     print("first bad lines:", bad[:5])
 ok = bestmoves + refused == gos and readyoks == isreadys and not bad and code == 0
