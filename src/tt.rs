@@ -92,6 +92,8 @@ const BYTES_PER_CLUSTER: usize = std::mem::size_of::<Cluster>();
 /// Tables up to this size are cleared in place; larger ones are replaced
 /// (see the module documentation).
 const CLEAR_IN_PLACE_BYTES: usize = 64 << 20;
+/// How much memory a table being freed gives back at a time.
+const FREE_SLICE_BYTES: usize = 16 << 20;
 
 /// A fixed-size transposition table (size set in MiB by the `Hash` option).
 pub struct TranspositionTable {
@@ -107,13 +109,23 @@ fn zeroed(count: usize) -> Vec<Cluster> {
 
 /// Frees `clusters` on a thread of its own (freeing gigabytes takes a
 /// while); inline if no thread can be had.
-fn free_in_background(clusters: Vec<Cluster>) {
+fn free_in_background(mut clusters: Vec<Cluster>) {
     if clusters.len() * BYTES_PER_CLUSTER <= CLEAR_IN_PLACE_BYTES {
         return;
     }
     let _ = std::thread::Builder::new()
         .name("free hash".into())
-        .spawn(move || drop(clusters));
+        .spawn(move || {
+            // From the end, a slice at a time: giving memory back holds the
+            // process's memory-map lock, which a search touching fresh
+            // pages of the new table waits for, so hold it briefly each
+            // time. (Shrinking a large allocation unmaps its tail.)
+            let slice = FREE_SLICE_BYTES / BYTES_PER_CLUSTER;
+            while clusters.len() > slice {
+                clusters.truncate(clusters.len() - slice);
+                clusters.shrink_to_fit();
+            }
+        });
 }
 
 /// Converts a score relative to the root into one relative to the node
