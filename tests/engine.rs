@@ -522,11 +522,14 @@ fn stop_is_not_held_behind_a_pending_table_load() {
         ms(stopped)
     );
     let best = lines.len() - 1;
-    lines.extend(
-        engine
-            .read_until(|line| line.starts_with("Status:"), LONG)
-            .0,
-    );
+    // The load may be done, and `d` answered, before the `stop` is read.
+    if !lines.iter().any(|line| line.starts_with("Status:")) {
+        lines.extend(
+            engine
+                .read_until(|line| line.starts_with("Status:"), LONG)
+                .0,
+        );
+    }
     let position = |prefix: &str| {
         lines
             .iter()
