@@ -27,7 +27,7 @@ use crate::protocol::response::{self, bestmove_line, info_line, info_string};
 use crate::protocol::{Command, Go, ParseError, Start, parse, quote};
 use crate::search::thread::{Event, Job, JobKind, SearchThread, Shared, TableLoader, TablesLoaded};
 use crate::search::{Request, SearchResult, Signals, Tables};
-use crate::tablebase::{Tablebases, Value};
+use crate::tablebase::{self, Tablebases, Value};
 
 /// Input lines longer than this are refused whole (a protection against
 /// hostile input, far above any real command).
@@ -174,6 +174,9 @@ struct Engine<W: Write> {
     /// may depend on them (`solve` on a table being loaded), and answering
     /// it before the `readyok` it follows would break the order.
     held: VecDeque<Result<Command, ParseError>>,
+    /// A `solve` had a built-in table built for it (on the loader thread,
+    /// so this thread never stops reading input for a build).
+    solve_built: bool,
     quitting: bool,
 }
 
@@ -202,6 +205,7 @@ impl<W: Write> Engine<W> {
             table_jobs: 0,
             loads: 0,
             held: VecDeque::new(),
+            solve_built: false,
             quitting: false,
         }
     }
@@ -827,12 +831,22 @@ impl<W: Write> Engine<W> {
             Some(outcome) if outcome.winner() == Some(side) => Some(Value::Win(0)),
             Some(_) => Some(Value::Loss(0)),
             None => {
-                let tablebases = self.shared.tablebases.read().clone();
-                tablebases
-                    .find(position.size(), rules)
-                    .and_then(|table| table.probe(&position))
+                let size = position.size();
+                let loaded = self.shared.tablebases.read().loaded_for(size, rules);
+                let table = loaded.or_else(|| tablebase::builtin_if_built(size, rules));
+                if table.is_none() && tablebase::has_builtin(size) && !self.solve_built {
+                    // Built beside this thread; this `solve` (and the input
+                    // after it) waits for it, `stop` does not.
+                    self.solve_built = true;
+                    self.loads += 1;
+                    self.loader.build(size, rules);
+                    self.held.push_front(Ok(Command::Solve));
+                    return Ok(());
+                }
+                table.and_then(|table| table.probe(&position))
             }
         };
+        self.solve_built = false;
         self.say(&response::solve_line(value))
     }
 

@@ -202,19 +202,24 @@ fn a_textbook_table_relabelled_classic_is_refused() {
         "{lines:?}"
     );
     // The built-in table still decides.
-    let builtin = tablebase::builtin(4, Rules::Classic).unwrap();
-    let start = dodgem::Position::start(4);
-    let expected = match builtin.probe(&start).unwrap() {
-        dodgem::tablebase::Value::Win(p) => format!("solve win {p}"),
-        dodgem::tablebase::Value::Loss(p) => format!("solve loss {p}"),
-        dodgem::tablebase::Value::Draw => "solve draw".to_string(),
-    };
+    let expected = solve_line(4, Rules::Classic);
     engine.send("position startpos");
     engine.send("solve");
     let (lines, _) = engine.read_until(|l| l.starts_with("solve"), LONG);
     assert_eq!(lines.last().unwrap(), &expected);
     engine.quit();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The `solve` answer for the start position of `size` under `rules`,
+/// from the built-in table.
+fn solve_line(size: usize, rules: Rules) -> String {
+    let builtin = tablebase::builtin(size, rules).unwrap();
+    match builtin.probe(&dodgem::Position::start(size)).unwrap() {
+        tablebase::Value::Win(p) => format!("solve win {p}"),
+        tablebase::Value::Loss(p) => format!("solve loss {p}"),
+        tablebase::Value::Draw => "solve draw".to_string(),
+    }
 }
 
 /// Sends `TablebasePath` = `path` and returns the lines up to `readyok`.
@@ -686,5 +691,33 @@ fn stop_is_prompt_after_a_rules_change_with_a_4_gb_hash() {
     let latency = stop_latency(&mut engine, &["ucinewgame"]);
     eprintln!("stop after ucinewgame with 4 GB: {:.2} ms", ms(latency));
     assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    engine.quit();
+}
+
+#[test]
+fn stop_is_prompt_while_solve_waits_for_a_built_in_table() {
+    let _cpu = timing();
+    // A new process has no 4 x 4 table yet: `solve` has it built.
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    // (The search goes on with the 6 x 6 position it started from.)
+    engine.send("setoption name BoardSize value 4");
+    engine.send("solve");
+    let sent = engine.send("stop");
+    let (mut lines, at) = engine.read_until(is_bestmove, LONG);
+    let latency = at.saturating_duration_since(sent);
+    eprintln!(
+        "stop while solve waits for the 4x4 table: {:.2} ms",
+        ms(latency)
+    );
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    if !lines.iter().any(|l| l.starts_with("solve")) {
+        lines.extend(engine.read_until(|l| l.starts_with("solve"), LONG).0);
+    }
+    let answer = lines.iter().find(|l| l.starts_with("solve")).unwrap();
+    assert_eq!(answer, &solve_line(4, Rules::Textbook), "{lines:?}");
+    assert!(engine.sync().is_empty());
     engine.quit();
 }

@@ -330,20 +330,46 @@ fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Faul
 }
 
 /// The thread that loads table files (`TablebasePath`), one value at a
-/// time in order, and swaps the loaded set in; dropping it ends it.
+/// time in order, and swaps the loaded set in; it also builds built-in
+/// tables asked for (`solve`). Dropping it ends it.
 pub struct TableLoader {
-    jobs: Sender<String>,
+    jobs: Sender<LoaderJob>,
+}
+
+enum LoaderJob {
+    Load(String),
+    Build(usize, crate::board::Rules),
 }
 
 impl TableLoader {
     /// Starts the thread; each load's result arrives on the receiver.
     pub fn spawn(shared: Arc<Shared>) -> (TableLoader, Receiver<TablesLoaded>) {
-        let (jobs, inbox) = crossbeam_channel::unbounded::<String>();
+        let (jobs, inbox) = crossbeam_channel::unbounded::<LoaderJob>();
         let (results, receiver) = crossbeam_channel::unbounded();
         std::thread::Builder::new()
             .name("table loader".into())
             .spawn(move || {
-                for list in inbox {
+                for job in inbox {
+                    let list = match job {
+                        LoaderJob::Load(list) => list,
+                        LoaderJob::Build(size, rules) => {
+                            let built = catch_unwind(|| tablebase::builtin(size, rules));
+                            if let Err(payload) = built {
+                                log::error!(
+                                    "building the {size}x{size} table failed: {}",
+                                    panic_message(payload.as_ref())
+                                );
+                            }
+                            let done = TablesLoaded {
+                                loaded: Vec::new(),
+                                errors: Vec::new(),
+                            };
+                            if results.send(done).is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                    };
                     let result =
                         catch_unwind(AssertUnwindSafe(|| tablebase::load_path_list(&list)));
                     let done = match result {
@@ -374,6 +400,12 @@ impl TableLoader {
     /// Queues the load of a `TablebasePath` value.
     pub fn load(&self, list: String) {
         // The thread ends only when this sender is dropped.
-        let _ = self.jobs.send(list);
+        let _ = self.jobs.send(LoaderJob::Load(list));
+    }
+
+    /// Queues the build of the built-in table for `size` under `rules`
+    /// (its result is an empty [`TablesLoaded`]).
+    pub fn build(&self, size: usize, rules: crate::board::Rules) {
+        let _ = self.jobs.send(LoaderJob::Build(size, rules));
     }
 }
