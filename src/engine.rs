@@ -25,16 +25,17 @@ use crate::notation::{parse_move, parse_position};
 use crate::options::{self, Change, Options};
 use crate::protocol::response::{self, bestmove_line, info_line, info_string};
 use crate::protocol::{Command, Go, ParseError, Start, parse, quote};
-use crate::search::thread::{Event, Job, SearchThread, Shared};
+use crate::search::thread::{Event, Job, JobKind, SearchThread, Shared, TableLoader, TablesLoaded};
 use crate::search::{Request, SearchResult, Signals, Tables};
-use crate::tablebase::{Tablebases, Value};
+use crate::tablebase::{self, Tablebases, Value};
 
 /// Input lines longer than this are refused whole (a protection against
 /// hostile input, far above any real command).
 pub const MAX_LINE: usize = 1 << 16;
 
-/// Longest wait at `quit` for the search thread's last event.
-const QUIT_GRACE: Duration = Duration::from_secs(30);
+/// Longest wait at `quit` for the search thread's last events (a search
+/// ends within milliseconds of `stop`; this only bounds a broken one).
+const QUIT_GRACE: Duration = Duration::from_secs(2);
 
 pub use crate::protocol::response::{AUTHOR, NAME};
 
@@ -138,6 +139,9 @@ enum Task {
         /// Set for a finished game: no job was sent, the result is ready.
         game_over: bool,
         started: Instant,
+        /// The move to play if the search fails: the first move of the
+        /// best line reported so far, else any legal (searchable) move.
+        fallback: Option<Move>,
     },
     Perft,
     Bench,
@@ -151,16 +155,28 @@ struct Engine<W: Write> {
     shared: Arc<Shared>,
     events: Receiver<Event>,
     search: SearchThread,
+    /// Loads `TablebasePath` files beside the search thread, so a load
+    /// never waits for a search to end.
+    loader: TableLoader,
+    loaded: Receiver<TablesLoaded>,
     task: Option<Task>,
     /// Rules and evaluation the tables' scores were computed under.
     tables_for: (Rules, Evaluation),
     /// Table jobs (resize, clear, load) sent and not yet done: `readyok`
-    /// waits for them, so that it means the engine is really ready.
+    /// waits for them, so that it means the engine is really ready. (A
+    /// load runs on the loader thread, so it is done within the time it
+    /// takes to read the files, search or no search.)
     table_jobs: usize,
+    /// `TablebasePath` loads sent to the loader and not yet done (held
+    /// input waits for them too).
+    loads: usize,
     /// Input held, in order, until the table jobs are done: its answers
     /// may depend on them (`solve` on a table being loaded), and answering
     /// it before the `readyok` it follows would break the order.
     held: VecDeque<Result<Command, ParseError>>,
+    /// A `solve` had a built-in table built for it (on the loader thread,
+    /// so this thread never stops reading input for a build).
+    solve_built: bool,
     quitting: bool,
 }
 
@@ -172,8 +188,8 @@ impl<W: Write> Engine<W> {
             tables: Mutex::new(Tables::new(options.hash_mb)),
             tablebases: RwLock::new(Tablebases::default()),
         });
-        let (event_sender, events) = crossbeam_channel::unbounded();
-        let search = SearchThread::spawn(Arc::clone(&shared), event_sender);
+        let (search, events) = SearchThread::spawn(Arc::clone(&shared));
+        let (loader, loaded) = TableLoader::spawn(Arc::clone(&shared));
         Engine {
             out,
             game: Game::new(Position::start(options.board_size)),
@@ -183,9 +199,13 @@ impl<W: Write> Engine<W> {
             shared,
             events,
             search,
+            loader,
+            loaded,
             task: None,
             table_jobs: 0,
+            loads: 0,
             held: VecDeque::new(),
+            solve_built: false,
             quitting: false,
         }
     }
@@ -205,9 +225,13 @@ impl<W: Write> Engine<W> {
                         self.dispatch(Ok(Command::Quit))?;
                     }
                 },
-                recv(self.events) -> event => {
-                    if let Ok(event) = event {
-                        self.handle_event(event)?;
+                recv(self.events) -> event => match event {
+                    Ok(event) => self.handle_event(event)?,
+                    Err(_) => self.search_thread_lost()?,
+                },
+                recv(self.loaded) -> done => {
+                    if let Ok(done) = done {
+                        self.tables_loaded(done)?;
                     }
                 }
             }
@@ -240,7 +264,7 @@ impl<W: Write> Engine<W> {
 
     /// Answers a parsed line now, or holds it while table work is pending.
     fn dispatch(&mut self, parsed: Result<Command, ParseError>) -> io::Result<()> {
-        if self.table_jobs == 0 && self.held.is_empty() {
+        if !self.tables_busy() && self.held.is_empty() {
             return self.answer(parsed);
         }
         // Table work is pending: what concerns the running task acts at
@@ -279,7 +303,7 @@ impl<W: Write> Engine<W> {
 
     /// Answers held input, in order, while no table job is pending.
     fn answer_held(&mut self) -> io::Result<()> {
-        while self.table_jobs == 0 && !self.quitting {
+        while !self.tables_busy() && !self.quitting {
             let Some(parsed) = self.held.pop_front() else {
                 break;
             };
@@ -369,7 +393,8 @@ impl<W: Write> Engine<W> {
             Change::Tablebase(on) => self.options.tablebase = on,
             Change::TablebasePath(list) => {
                 self.options.tablebase_path.clone_from(&list);
-                self.send_table_job(Job::LoadTables(list));
+                self.loads += 1;
+                self.loader.load(list);
             }
         }
         Ok(())
@@ -383,9 +408,10 @@ impl<W: Write> Engine<W> {
         Ok(())
     }
 
-    /// Sends a job that changes the tables; `readyok` waits for it. Table
-    /// jobs run on the search thread, so even a slow one (gigabytes of
-    /// hash) never stops this thread from reading input.
+    /// Sends a job that changes the search's tables; `readyok` waits for
+    /// it. These jobs run on the search thread (never during a search:
+    /// they are refused then), so even a slow one never stops this thread
+    /// from reading input.
     fn send_table_job(&mut self, job: Job) {
         self.table_jobs += 1;
         self.search.send(job);
@@ -395,6 +421,12 @@ impl<W: Write> Engine<W> {
     /// arrives meanwhile is held, this included).
     fn is_ready(&mut self) -> io::Result<()> {
         self.say("readyok")
+    }
+
+    /// Whether table work (a job on the search thread, or a load) is
+    /// pending.
+    fn tables_busy(&self) -> bool {
+        self.table_jobs > 0 || self.loads > 0
     }
 
     /// A table job finished: once none is left, answer the held input.
@@ -453,6 +485,9 @@ impl<W: Write> Engine<W> {
                 side.name()
             )))?;
         }
+        for warning in go.clamped() {
+            self.say(&info_string(&format!("warning: {warning}")))?;
+        }
         let request = self.search_request(&go, searchmoves);
         self.start_search(&go, request);
         Ok(())
@@ -489,6 +524,7 @@ impl<W: Write> Engine<W> {
             }),
             game_over: true,
             started: Instant::now(),
+            fallback: None,
         });
         if hold { Ok(()) } else { self.finish_search() }
     }
@@ -520,6 +556,12 @@ impl<W: Write> Engine<W> {
         // never lost.
         signals.stop.store(false, Ordering::SeqCst);
         signals.pondering.store(go.ponder, Ordering::SeqCst);
+        let fallback = request
+            .limits
+            .searchmoves
+            .first()
+            .copied()
+            .or_else(|| request.position.legal_moves().first().copied());
         self.task = Some(Task::Search {
             hold: go.infinite || go.ponder,
             infinite: go.infinite,
@@ -527,6 +569,7 @@ impl<W: Write> Engine<W> {
             pending: None,
             game_over: false,
             started: Instant::now(),
+            fallback,
         });
         self.search.send(Job::Search(Box::new(request)));
     }
@@ -626,7 +669,15 @@ impl<W: Write> Engine<W> {
 
     fn handle_event(&mut self, event: Event) -> io::Result<()> {
         match event {
-            Event::Info(info) => self.say(&info_line(&info)),
+            Event::Info(info) => {
+                if let (Some(Task::Search { fallback, .. }), Some(&best)) =
+                    (&mut self.task, info.pv.first())
+                    && info.multipv == 1
+                {
+                    *fallback = Some(best);
+                }
+                self.say(&info_line(&info))
+            }
             Event::SearchDone(outcome) => {
                 if let Some(Task::Search { pending, .. }) = &mut self.task {
                     *pending = Some(outcome);
@@ -651,18 +702,80 @@ impl<W: Write> Engine<W> {
                 self.table_job_done()
             }
             Event::Cleared => self.table_job_done(),
-            Event::TablesLoaded { loaded, errors } => {
-                for description in loaded {
-                    self.say(&info_string(&format!("loaded {description}")))?;
-                }
-                for message in errors {
-                    self.error(&format!(
-                        "setoption TablebasePath: {message}; carrying on without it"
-                    ))?;
-                }
-                self.table_job_done()
+            Event::Failed { kind, message } => {
+                self.error(&format!(
+                    "the search thread failed ({message}); it goes on with the next command"
+                ))?;
+                self.job_failed(kind)
             }
         }
+    }
+
+    /// A `TablebasePath` load finished.
+    fn tables_loaded(&mut self, done: TablesLoaded) -> io::Result<()> {
+        for description in done.loaded {
+            self.say(&info_string(&format!("loaded {description}")))?;
+        }
+        for message in done.errors {
+            self.error(&format!(
+                "setoption TablebasePath: {message}; carrying on without it"
+            ))?;
+        }
+        self.loads = self.loads.saturating_sub(1);
+        self.answer_held()
+    }
+
+    /// A job of `kind` ended in a failure, not a result: what it owes is
+    /// answered all the same (a `go` its one `bestmove`).
+    fn job_failed(&mut self, kind: JobKind) -> io::Result<()> {
+        match kind {
+            JobKind::Search => self.search_failed(),
+            JobKind::Perft | JobKind::Bench => {
+                self.task = None;
+                Ok(())
+            }
+            JobKind::Tables => self.table_job_done(),
+        }
+    }
+
+    /// The running search ends without a result: its result is the best
+    /// move known, and it is printed when nothing holds it.
+    fn search_failed(&mut self) -> io::Result<()> {
+        if let Some(Task::Search {
+            pending, fallback, ..
+        }) = &mut self.task
+            && pending.is_none()
+        {
+            *pending = Some(SearchResult {
+                best_move: *fallback,
+                ponder_move: None,
+                score: 0,
+                depth: 0,
+                nodes: 0,
+            });
+        }
+        self.release_if_ready()
+    }
+
+    /// The search thread ended (it cannot, short of a bug the job's panic
+    /// guard does not catch): say so, answer what it owed, and start a
+    /// fresh one, so the protocol goes on (and never spins on the dead
+    /// channel).
+    fn search_thread_lost(&mut self) -> io::Result<()> {
+        self.error("the search thread ended unexpectedly; starting a new one")?;
+        let (search, events) = SearchThread::spawn(Arc::clone(&self.shared));
+        // The old handle's thread has ended: dropping it joins at once.
+        self.search = search;
+        self.events = events;
+        match self.task {
+            Some(Task::Search { .. }) => self.search_failed()?,
+            Some(_) => self.task = None,
+            None => {}
+        }
+        // Table jobs queued on the old thread are lost with it; the tables
+        // stay as they were.
+        self.table_jobs = 0;
+        self.answer_held()
     }
 
     fn quit(&mut self) -> io::Result<()> {
@@ -674,11 +787,28 @@ impl<W: Write> Engine<W> {
             *hold = false;
         }
         self.release_if_ready()?;
-        while self.task.is_some() || self.table_jobs > 0 {
-            match self.events.recv_timeout(QUIT_GRACE) {
-                Ok(event) => self.handle_event(event)?,
-                Err(_) => break,
+        let deadline = Instant::now() + QUIT_GRACE;
+        while self.task.is_some() || self.tables_busy() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            select! {
+                recv(self.events) -> event => match event {
+                    Ok(event) => self.handle_event(event)?,
+                    Err(_) => break,
+                },
+                recv(self.loaded) -> done => match done {
+                    Ok(done) => self.tables_loaded(done)?,
+                    Err(_) => break,
+                },
+                default(left) => break,
             }
+        }
+        if matches!(self.task, Some(Task::Search { .. })) {
+            // A search deaf to `stop` (a bug): its `bestmove` all the
+            // same, and exit without it (see `SearchThread`'s drop).
+            self.error(&format!(
+                "the search did not stop within {QUIT_GRACE:?}; quitting without it"
+            ))?;
+            self.search_failed()?;
         }
         Ok(())
     }
@@ -701,12 +831,22 @@ impl<W: Write> Engine<W> {
             Some(outcome) if outcome.winner() == Some(side) => Some(Value::Win(0)),
             Some(_) => Some(Value::Loss(0)),
             None => {
-                let tablebases = self.shared.tablebases.read().clone();
-                tablebases
-                    .find(position.size(), rules)
-                    .and_then(|table| table.probe(&position))
+                let size = position.size();
+                let loaded = self.shared.tablebases.read().loaded_for(size, rules);
+                let table = loaded.or_else(|| tablebase::builtin_if_built(size, rules));
+                if table.is_none() && tablebase::has_builtin(size) && !self.solve_built {
+                    // Built beside this thread; this `solve` (and the input
+                    // after it) waits for it, `stop` does not.
+                    self.solve_built = true;
+                    self.loads += 1;
+                    self.loader.build(size, rules);
+                    self.held.push_front(Ok(Command::Solve));
+                    return Ok(());
+                }
+                table.and_then(|table| table.probe(&position))
             }
         };
+        self.solve_built = false;
         self.say(&response::solve_line(value))
     }
 

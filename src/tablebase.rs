@@ -430,16 +430,35 @@ fn open_regular(path: &Path) -> io::Result<Option<std::fs::File>> {
     Ok(file.metadata()?.is_file().then_some(file))
 }
 
-/// The built-in table for `size` (3 or 4) under `rules`, solved on the
-/// first call and kept for the life of the process; `None` for other sizes.
-pub fn builtin(size: usize, rules: Rules) -> Option<Arc<Table>> {
-    static TABLES: [OnceLock<Arc<Table>>; 4] = [const { OnceLock::new() }; 4];
+/// The built-in tables, each solved on first use.
+static BUILTIN: [OnceLock<Arc<Table>>; 4] = [const { OnceLock::new() }; 4];
+
+/// Where the built-in table for `size` under `rules` is kept, if `size`
+/// has one.
+fn builtin_slot(size: usize, rules: Rules) -> Option<&'static OnceLock<Arc<Table>>> {
     let slot = BUILTIN_SIZES.iter().position(|&s| s == size)? * 2
         + match rules {
             Rules::Textbook => 0,
             Rules::Classic => 1,
         };
-    let table = TABLES[slot].get_or_init(|| {
+    Some(&BUILTIN[slot])
+}
+
+/// Whether `size` has built-in tables.
+pub fn has_builtin(size: usize) -> bool {
+    BUILTIN_SIZES.contains(&size)
+}
+
+/// The built-in table for `size` under `rules` if it has been built
+/// already (never builds it).
+pub fn builtin_if_built(size: usize, rules: Rules) -> Option<Arc<Table>> {
+    builtin_slot(size, rules)?.get().cloned()
+}
+
+/// The built-in table for `size` (3 or 4) under `rules`, solved on the
+/// first call and kept for the life of the process; `None` for other sizes.
+pub fn builtin(size: usize, rules: Rules) -> Option<Arc<Table>> {
+    let table = builtin_slot(size, rules)?.get_or_init(|| {
         let started = std::time::Instant::now();
         let solution = solver::solve(size, rules, solver::default_threads(), &|_| {})
             .expect("3x3 and 4x4 solve within the table format");
@@ -470,13 +489,18 @@ impl Tablebases {
         &self.loaded
     }
 
-    /// The table for `size` under `rules`, if any (building a built-in one
-    /// on first use).
-    pub fn find(&self, size: usize, rules: Rules) -> Option<Arc<Table>> {
+    /// The table loaded from a file for `size` under `rules`, if any.
+    pub fn loaded_for(&self, size: usize, rules: Rules) -> Option<Arc<Table>> {
         self.loaded
             .iter()
             .find(|t| t.size() == size && t.rules() == rules)
             .cloned()
+    }
+
+    /// The table for `size` under `rules`, if any (building a built-in one
+    /// on first use).
+    pub fn find(&self, size: usize, rules: Rules) -> Option<Arc<Table>> {
+        self.loaded_for(size, rules)
             .or_else(|| builtin(size, rules))
     }
 }

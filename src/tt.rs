@@ -5,6 +5,12 @@
 //! least worth keeping: shallow entries from earlier searches go first.
 //! Mate scores are stored relative to the node, not the root, through
 //! [`score_to_tt`] and [`score_from_tt`].
+//!
+//! A slot is stored as two `u64` words, all zero when empty, so that a new
+//! table is asked of the system as zeroed memory: it costs nothing until a
+//! search touches it (a 4 GB table is ready at once), and a big table is
+//! cleared by swapping in a fresh one and freeing the old on a thread of
+//! its own. `stop` never waits for either.
 
 use crate::board::Move;
 use crate::score::MATE_BOUND;
@@ -31,7 +37,7 @@ pub struct Entry {
     pub bound: Bound,
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 struct Slot {
     key: u64,
     move_code: u16,
@@ -41,7 +47,31 @@ struct Slot {
     flags: u8,
 }
 
+/// A slot as stored: the key, then move, score, depth and flags packed.
+type Words = [u64; 2];
+
 impl Slot {
+    fn unpack(words: Words) -> Slot {
+        let [key, rest] = words;
+        Slot {
+            key,
+            move_code: rest as u16,
+            score: (rest >> 16) as u16 as i16,
+            depth: (rest >> 32) as u8,
+            flags: (rest >> 40) as u8,
+        }
+    }
+
+    fn pack(self) -> Words {
+        [
+            self.key,
+            u64::from(self.move_code)
+                | u64::from(self.score as u16) << 16
+                | u64::from(self.depth) << 32
+                | u64::from(self.flags) << 40,
+        ]
+    }
+
     fn is_empty(&self) -> bool {
         self.flags & 3 == 0
     }
@@ -56,12 +86,46 @@ const GENERATIONS: u8 = 64;
 /// In replacement, each generation of age counts as this many plies less
 /// depth.
 const AGE_PLIES: i32 = 8;
-const BYTES_PER_CLUSTER: usize = std::mem::size_of::<[Slot; CLUSTER]>();
+type Cluster = [Words; CLUSTER];
+const EMPTY_CLUSTER: Cluster = [[0; 2]; CLUSTER];
+const BYTES_PER_CLUSTER: usize = std::mem::size_of::<Cluster>();
+/// Tables up to this size are cleared in place; larger ones are replaced
+/// (see the module documentation).
+const CLEAR_IN_PLACE_BYTES: usize = 64 << 20;
+/// How much memory a table being freed gives back at a time.
+const FREE_SLICE_BYTES: usize = 16 << 20;
 
 /// A fixed-size transposition table (size set in MiB by the `Hash` option).
 pub struct TranspositionTable {
-    clusters: Vec<[Slot; CLUSTER]>,
+    clusters: Vec<Cluster>,
     generation: u8,
+}
+
+/// Zeroed clusters: `vec!` of an all-zero value asks the allocator for
+/// zeroed memory, which the system provides lazily.
+fn zeroed(count: usize) -> Vec<Cluster> {
+    vec![EMPTY_CLUSTER; count]
+}
+
+/// Frees `clusters` on a thread of its own (freeing gigabytes takes a
+/// while); inline if no thread can be had.
+fn free_in_background(mut clusters: Vec<Cluster>) {
+    if clusters.len() * BYTES_PER_CLUSTER <= CLEAR_IN_PLACE_BYTES {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("free hash".into())
+        .spawn(move || {
+            // From the end, a slice at a time: giving memory back holds the
+            // process's memory-map lock, which a search touching fresh
+            // pages of the new table waits for, so hold it briefly each
+            // time. (Shrinking a large allocation unmaps its tail.)
+            let slice = FREE_SLICE_BYTES / BYTES_PER_CLUSTER;
+            while clusters.len() > slice {
+                clusters.truncate(clusters.len() - slice);
+                clusters.shrink_to_fit();
+            }
+        });
 }
 
 /// Converts a score relative to the root into one relative to the node
@@ -108,13 +172,15 @@ impl TranspositionTable {
     pub fn try_new(mb: usize) -> Result<TranspositionTable, String> {
         let mb = mb.clamp(Self::MIN_MB, Self::MAX_MB);
         let count = mb * 1024 * 1024 / BYTES_PER_CLUSTER;
-        let mut clusters = Vec::new();
-        clusters
+        // Ask first, fallibly (`vec!` would abort on failure); the memory
+        // is only reserved, not touched, so this costs nothing.
+        let mut trial: Vec<Cluster> = Vec::new();
+        trial
             .try_reserve_exact(count)
             .map_err(|_| format!("cannot allocate {mb} MB for the hash table"))?;
-        clusters.resize(count, [Slot::default(); CLUSTER]);
+        drop(trial);
         Ok(TranspositionTable {
-            clusters,
+            clusters: zeroed(count),
             generation: 0,
         })
     }
@@ -124,10 +190,23 @@ impl TranspositionTable {
         self.clusters.len() * BYTES_PER_CLUSTER / (1024 * 1024)
     }
 
-    /// Empties every entry.
+    /// Empties every entry, at once whatever the size.
     pub fn clear(&mut self) {
-        self.clusters.fill([Slot::default(); CLUSTER]);
+        if self.clusters.len() * BYTES_PER_CLUSTER <= CLEAR_IN_PLACE_BYTES {
+            self.clusters.fill(EMPTY_CLUSTER);
+        } else {
+            let count = self.clusters.len();
+            free_in_background(std::mem::take(&mut self.clusters));
+            self.clusters = zeroed(count);
+        }
         self.generation = 0;
+    }
+
+    /// Replaces this table with `other`, freeing this one's memory in the
+    /// background.
+    pub fn replace_with(&mut self, other: TranspositionTable) {
+        let old = std::mem::replace(self, other);
+        free_in_background(old.clusters);
     }
 
     /// Starts a new search: entries from older searches become cheaper to
@@ -144,7 +223,10 @@ impl TranspositionTable {
     /// Looks `key` up; `ply` is the probing node's distance from the root.
     pub fn probe(&self, key: u64, ply: usize) -> Option<Entry> {
         let cluster = &self.clusters[self.cluster_index(key)];
-        let slot = cluster.iter().find(|s| !s.is_empty() && s.key == key)?;
+        let slot = cluster
+            .iter()
+            .map(|&words| Slot::unpack(words))
+            .find(|s| !s.is_empty() && s.key == key)?;
         let bound = match slot.flags & 3 {
             1 => Bound::Lower,
             2 => Bound::Upper,
@@ -172,7 +254,7 @@ impl TranspositionTable {
     ) {
         let generation = self.generation;
         let index = self.cluster_index(key);
-        let cluster = &mut self.clusters[index];
+        let cluster = self.clusters[index].map(Slot::unpack);
         let slot_index = match cluster.iter().position(|s| s.key == key && !s.is_empty()) {
             Some(i) => i,
             None => cluster
@@ -189,7 +271,7 @@ impl TranspositionTable {
                 .map(|(i, _)| i)
                 .unwrap_or(0),
         };
-        let slot = &mut cluster[slot_index];
+        let slot = &cluster[slot_index];
         let move_code = match best_move {
             Some(mv) => mv.code(),
             None if slot.key == key => slot.move_code,
@@ -200,20 +282,21 @@ impl TranspositionTable {
             Bound::Upper => 2,
             Bound::Exact => 3,
         };
-        *slot = Slot {
+        self.clusters[index][slot_index] = Slot {
             key,
             move_code,
             score: score_to_tt(score, ply) as i16,
             depth: depth.clamp(0, u8::MAX as i32) as u8,
             flags: bound_bits | (generation << 2),
-        };
+        }
+        .pack();
     }
 
     /// Permille of sampled entries filled in the current search (UCI `hashfull`).
     pub fn hashfull(&self) -> u32 {
         let sample = self.clusters.iter().take(1000 / CLUSTER).flatten();
         let (mut used, mut seen) = (0u32, 0u32);
-        for slot in sample {
+        for slot in sample.map(|&words| Slot::unpack(words)) {
             seen += 1;
             if !slot.is_empty() && slot.generation() == self.generation {
                 used += 1;

@@ -3,9 +3,8 @@
 //! down or gets a 5xx; after each request the server still answers a good
 //! one.
 
-mod attack;
-
-use attack::{Gui, Rng};
+use crate::common::gui::Gui;
+use crate::common::{Rng, shared};
 
 /// A well-formed request the server must answer 200.
 fn good(gui: &Gui) -> Vec<u8> {
@@ -27,6 +26,7 @@ fn post(gui: &Gui, path: &str, extra: &str, body: &str) -> Vec<u8> {
 
 #[test]
 fn malformed_framing_headers_are_refused_with_400() {
+    let _cpu = shared();
     let gui = Gui::start();
     let host = gui.host();
     let cases = [
@@ -48,7 +48,7 @@ fn malformed_framing_headers_are_refused_with_400() {
         ),
     ];
     for (what, request) in cases {
-        assert_eq!(gui.raw(&request), Some(400), "{what}");
+        assert_eq!(gui.status_of(&request), Some(400), "{what}");
     }
     // A huge announced body that never comes: the old HTTP layer made a
     // buffer of that size to skip it, which panicked (past isize::MAX,
@@ -56,18 +56,18 @@ fn malformed_framing_headers_are_refused_with_400() {
     for huge in ["10000000000000000000", "7511453919051360197", "9000000000"] {
         let header = format!("Content-Length: {huge}\r\n");
         assert_eq!(
-            gui.raw(&post(&gui, "/api/undo", &header, "{}")),
+            gui.status_of(&post(&gui, "/api/undo", &header, "{}")),
             Some(413),
             "{huge}"
         );
     }
-    assert_eq!(gui.raw(&good(&gui)), Some(200));
+    assert_eq!(gui.status_of(&good(&gui)), Some(200));
     // The same with a sound length is fine.
     assert_eq!(
-        gui.raw(&post(&gui, "/api/undo", "Content-Length: 2\r\n", "{}")),
+        gui.status_of(&post(&gui, "/api/undo", "Content-Length: 2\r\n", "{}")),
         Some(409)
     );
-    assert_eq!(gui.raw(&good(&gui)), Some(200));
+    assert_eq!(gui.status_of(&good(&gui)), Some(200));
 }
 
 const PATHS: [&str; 10] = [
@@ -135,11 +135,12 @@ fn random_request(rng: &mut Rng, gui: &Gui) -> Vec<u8> {
 
 #[test]
 fn random_requests_never_take_the_server_down() {
+    let _cpu = shared();
     let mut gui = Gui::start();
     let mut rng = Rng(0x5eed_4711);
     for round in 0..300 {
         let request = random_request(&mut rng, &gui);
-        let status = gui.raw(&request);
+        let status = gui.status_of(&request);
         if let Some(status) = status {
             assert!(
                 (200..500).contains(&status),
@@ -149,18 +150,19 @@ fn random_requests_never_take_the_server_down() {
         }
         assert!(gui.is_running(), "round {round}: the server died");
         if round % 10 == 0 {
-            assert_eq!(gui.raw(&good(&gui)), Some(200), "round {round}");
+            assert_eq!(gui.status_of(&good(&gui)), Some(200), "round {round}");
         }
     }
-    assert_eq!(gui.raw(&good(&gui)), Some(200));
+    assert_eq!(gui.status_of(&good(&gui)), Some(200));
 }
 
 #[cfg(target_os = "linux")]
 #[test]
 fn many_idle_connections_do_not_grow_the_threads_or_kill_the_server() {
+    let _cpu = shared();
     let mut gui = Gui::start();
     // Once it has answered, every thread it needs has started.
-    assert_eq!(gui.raw(&good(&gui)), Some(200));
+    assert_eq!(gui.status_of(&good(&gui)), Some(200));
     std::thread::sleep(std::time::Duration::from_millis(200));
     let before = gui.threads();
     // Connections that send nothing: each holds a worker until the read
@@ -174,5 +176,5 @@ fn many_idle_connections_do_not_grow_the_threads_or_kill_the_server() {
     assert!(during <= before + 2, "threads {before} -> {during}");
     drop(idle);
     assert!(gui.is_running());
-    assert_eq!(gui.raw(&good(&gui)), Some(200));
+    assert_eq!(gui.status_of(&good(&gui)), Some(200));
 }

@@ -1,24 +1,23 @@
 //! The protocol attacked with seeded random and mutated command lines.
 //!
-//! Each step sends one line, then `isready`, then `stop`, and checks:
-//! `readyok` comes within a bound, an accepted `go` gets exactly one
-//! `bestmove`, a refused command leaves the position as it was (`d`), and
-//! stdout holds no control byte, log line or panic message. At the end the
-//! engine still answers and `quit` ends it with status 0.
+//! Each step sends one line, then `isready`, then (three times in four)
+//! `stop`, and checks: `readyok` comes within a bound, an accepted `go`
+//! gets exactly one `bestmove`, a refused command leaves the position as it
+//! was (`d`), and stdout holds no control byte, log line or panic message.
+//! A search not stopped runs on under the next lines: table loads, hash
+//! resizes (up to 4 GB) and clears, `Rules` changes and more `go`s meet a
+//! running search. At the end the engine still answers and `quit` ends it
+//! with status 0.
 //!
-//! Left out on purpose (phase 2 of issue 10, engine-core work): a table
-//! job queued behind a running search (`isready` then waits for the
-//! search), and hash sizes large enough to make `stop` slow; lines that
-//! would do either are skipped. Every search is stopped before the next
-//! line is sent.
+//! The storms send go/stop/isready/position/setoption lines, table jobs
+//! included, with random timing and without waiting, also while the
+//! built-in 4 x 4 tables are being built.
 //!
 //! `FUZZ_DEBUG=1` prints each refused `go` with its answer.
 
-mod attack;
-
 use std::time::Duration;
 
-use attack::{Engine, Rng};
+use crate::common::{Engine, LONG, Recv, Rng, scratch, shared};
 
 /// The bound on `readyok` (generous: two loaded cores; the promise is a
 /// few milliseconds).
@@ -68,7 +67,25 @@ const CORPUS: &[&str] = &[
     "setoption name Move Overhead value 5",
     "setoption name TablebasePath value /nonexistent/table.dtb",
     "setoption name TablebasePath value <empty>",
+    "setoption name Hash value 4096",
+    "setoption name Hash value 1",
+    "setoption name TablebasePath value {table}",
 ];
+
+/// A real table file for the `{table}` lines of the corpora, in `dir`.
+fn table_file(dir: &std::path::Path) -> String {
+    let path = dir.join("3x3-classic.dtb");
+    dodgem::tablebase::builtin(3, dodgem::Rules::Classic)
+        .unwrap()
+        .save(&path)
+        .unwrap();
+    path.display().to_string()
+}
+
+/// `lines` with `{table}` replaced by the path of a real table file.
+fn corpus(lines: &[&str], table: &str) -> Vec<String> {
+    lines.iter().map(|l| l.replace("{table}", table)).collect()
+}
 
 const HOSTILE_NUMBERS: [&str; 8] = [
     "0",
@@ -82,11 +99,11 @@ const HOSTILE_NUMBERS: [&str; 8] = [
 ];
 
 /// A line from the corpus, maybe mutated, maybe random bytes.
-fn random_line(rng: &mut Rng) -> Vec<u8> {
+fn random_line(rng: &mut Rng, corpus: &[String]) -> Vec<u8> {
     if rng.chance(12) {
         return (0..rng.below(40)).map(|_| rng.next() as u8).collect();
     }
-    let mut tokens: Vec<String> = rng.pick(CORPUS).split(' ').map(str::to_string).collect();
+    let mut tokens: Vec<String> = rng.pick(corpus).split(' ').map(str::to_string).collect();
     // A third of the lines go out as written (so that many searches run).
     let mutations = if rng.chance(3) { 0 } else { 1 + rng.below(2) };
     for _ in 0..mutations {
@@ -101,7 +118,7 @@ fn random_line(rng: &mut Rng) -> Vec<u8> {
                 let other = rng.below(tokens.len());
                 tokens.swap(at, other);
             }
-            4 => tokens.insert(at, rng.pick(CORPUS).to_string()),
+            4 => tokens.insert(at, rng.pick(corpus).to_string()),
             _ => tokens[at] = tokens[at].to_uppercase(),
         }
         if tokens.is_empty() {
@@ -122,16 +139,29 @@ fn random_line(rng: &mut Rng) -> Vec<u8> {
     bytes
 }
 
-/// Lines this test must not send: `quit` (ends the run), and the phase-2
-/// cases named in the module comment.
+/// Lines this test must not send: `quit` (ends the run), a hash larger
+/// than 4 GB (to spare the shared machine's memory), and lines with a
+/// newline inside (two lines).
 fn skipped(line: &str) -> bool {
     let words: Vec<&str> = line.split_whitespace().collect();
     let big_number = words
         .iter()
-        .any(|w| w.parse::<u64>().is_ok_and(|n| n > 256));
+        .any(|w| w.parse::<u64>().is_ok_and(|n| n > 4096));
     words.first() == Some(&"quit")
         || (line.to_lowercase().contains("hash") && big_number)
         || line.contains('\n')
+}
+
+/// The position `d` shows, counting (and checking) the lines before it:
+/// a search left running may end meanwhile.
+fn fen_counting(engine: &mut Engine, bestmoves: &mut usize, context: &str) -> String {
+    engine.send("d");
+    let (lines, _) = engine.read_until(|l| l.starts_with("Fen: "), LONG);
+    for line in &lines {
+        assert_clean(line, context);
+    }
+    *bestmoves += lines.iter().filter(|l| l.starts_with("bestmove")).count();
+    lines.last().unwrap()["Fen: ".len()..].to_string()
 }
 
 /// No log line, panic message or control byte.
@@ -155,15 +185,16 @@ fn assert_clean(line: &str, context: &str) {
     }
 }
 
-fn run(seed: u64, steps: usize) {
+fn run(seed: u64, steps: usize, corpus: &[String]) {
     let mut rng = Rng(seed);
     let mut engine = Engine::start();
-    let mut fen = engine.fen();
-    let mut accepted_gos = 0usize;
     let mut bestmoves = 0usize;
+    let mut fen = fen_counting(&mut engine, &mut bestmoves, "the start");
+    let mut accepted_gos = 0usize;
     let mut refusals = 0usize;
+    let mut left_running = 0usize;
     for step in 0..steps {
-        let bytes = random_line(&mut rng);
+        let bytes = random_line(&mut rng, corpus);
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if skipped(&text) {
             continue;
@@ -173,7 +204,7 @@ fn run(seed: u64, steps: usize) {
         engine.send_bytes(b"\n");
         engine.send("isready");
         let started = std::time::Instant::now();
-        let lines = engine.until("readyok", READY, |l| l == "readyok");
+        let (lines, _) = engine.read_until(|l| l == "readyok", READY);
         assert!(started.elapsed() < READY, "{context}");
         let refused = lines.iter().any(|l| l.starts_with("info string error"));
         let words: Vec<&str> = text.split_whitespace().collect();
@@ -188,15 +219,21 @@ fn run(seed: u64, steps: usize) {
         for line in &lines {
             assert_clean(line, &context);
         }
-        engine.send("stop");
-        while bestmoves < accepted_gos {
-            let more = engine.until("bestmove", attack::LONG, |l| l.starts_with("bestmove"));
-            for line in &more {
-                assert_clean(line, &context);
+        if rng.chance(4) {
+            // Left running under the next lines.
+            left_running += usize::from(bestmoves < accepted_gos);
+        } else {
+            engine.send("stop");
+            while bestmoves < accepted_gos {
+                let (more, _) = engine.read_until(|l| l.starts_with("bestmove"), LONG);
+                for line in &more {
+                    assert_clean(line, &context);
+                }
+                bestmoves += 1;
             }
-            bestmoves += 1;
         }
-        let now = engine.fen();
+        engine.assert_utf8(&context);
+        let now = fen_counting(&mut engine, &mut bestmoves, &context);
         if refused {
             refusals += 1;
             assert_eq!(
@@ -208,13 +245,18 @@ fn run(seed: u64, steps: usize) {
         assert!(engine.is_running(), "{context}");
     }
     // Nothing more comes: every bestmove was counted, none was extra.
+    engine.send("stop");
+    while bestmoves < accepted_gos {
+        engine.read_until(|l| l.starts_with("bestmove"), LONG);
+        bestmoves += 1;
+    }
     let rest = engine.sync();
     bestmoves += rest.iter().filter(|l| l.starts_with("bestmove")).count();
     assert_eq!(
         bestmoves,
         accepted_gos,
-        "seed {seed:#x}: {:?}",
-        engine.tail()
+        "seed {seed:#x}: {}",
+        engine.context()
     );
     // Not vacuous: both kinds were exercised.
     assert!(
@@ -222,15 +264,23 @@ fn run(seed: u64, steps: usize) {
         "seed {seed:#x}: {accepted_gos} searches"
     );
     assert!(refusals >= steps / 5, "seed {seed:#x}: {refusals} refusals");
-    eprintln!("seed {seed:#x}: {accepted_gos} searches, {refusals} refused lines");
+    assert!(left_running > 0, "seed {seed:#x}: no search left running");
+    eprintln!(
+        "seed {seed:#x}: {accepted_gos} searches ({left_running} left running), \
+         {refusals} refused lines"
+    );
     engine.quit();
 }
 
 #[test]
 fn random_and_mutated_lines_keep_every_promise() {
+    let _cpu = shared();
+    let dir = scratch("fuzz-protocol");
+    let corpus = corpus(CORPUS, &table_file(&dir));
     for seed in [0xd0d6_e001, 0xd0d6_e002, 0xd0d6_e003] {
-        run(seed, 1500);
+        run(seed, 1500, &corpus);
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 const STORM: &[&str] = &[
@@ -253,45 +303,60 @@ const STORM: &[&str] = &[
     "setoption name BoardSize value 3",
     "ponderhit",
     "d",
+    // Table jobs: refused during a search, else carried out before the
+    // next readyok; loads run beside a search.
+    "setoption name Hash value 4096",
+    "setoption name Hash value 16",
+    "setoption name Clear Hash",
+    "ucinewgame",
+    "setoption name Rules value classic",
+    "setoption name Rules value textbook",
+    "setoption name TablebasePath value {table}",
+    "setoption name TablebasePath value <empty>",
 ];
 
-/// go/stop/isready/position/setoption in random order and timing, never
-/// waiting for an answer: every `isready` gets its `readyok`, every `go`
-/// its one `bestmove` or one refusal, and nothing else goes wrong. (No
-/// table jobs: one queued behind a search is phase 2.)
-#[test]
-fn a_storm_of_commands_loses_nothing() {
-    let mut rng = Rng(0x5707_3001);
-    let mut engine = Engine::start();
-    let (mut gos, mut isreadys) = (0usize, 0usize);
-    for _ in 0..1500 {
-        let line = *rng.pick(STORM);
-        engine.send(line);
-        gos += usize::from(line.starts_with("go"));
-        isreadys += usize::from(line == "isready");
+/// What a storm counted.
+#[derive(Debug, Default)]
+struct Storm {
+    gos: usize,
+    isreadys: usize,
+    readyoks: usize,
+    bestmoves: usize,
+    refusals: usize,
+}
+
+/// Sends `rounds` lines picked from `lines` in random order with random
+/// pauses, never waiting for an answer; then stops and syncs, and checks
+/// that every `isready` got its `readyok` and every `go` its one
+/// `bestmove` or one refusal, nothing more, and stdout stayed clean.
+fn storm(engine: &mut Engine, rng: &mut Rng, lines: &[String], rounds: usize) -> Storm {
+    let mut count = Storm::default();
+    for _ in 0..rounds {
+        let line = rng.pick(lines).clone();
+        engine.send(&line);
+        count.gos += usize::from(line.starts_with("go"));
+        count.isreadys += usize::from(line == "isready");
         if rng.chance(4) {
             std::thread::sleep(Duration::from_micros(rng.below(3000) as u64));
         }
     }
     engine.send("stop");
     engine.send("isready");
-    isreadys += 1;
-    let (mut readyoks, mut bestmoves, mut refusals) = (0usize, 0usize, 0usize);
-    let deadline = std::time::Instant::now() + attack::LONG;
-    while readyoks < isreadys || bestmoves + refusals < gos {
+    count.isreadys += 1;
+    let deadline = std::time::Instant::now() + LONG;
+    while count.readyoks < count.isreadys || count.bestmoves + count.refusals < count.gos {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let Some(line) = engine.recv(left) else {
-            panic!(
-                "{readyoks}/{isreadys} readyok, {bestmoves} bestmoves + {refusals} refusals \
-                 for {gos} go; last lines {:?}",
-                engine.tail()
-            );
+        let Recv::Line(line, _) = engine.recv(left) else {
+            panic!("{count:?}{}", engine.context());
         };
         assert_clean(&line, "the storm");
-        readyoks += usize::from(line == "readyok");
-        bestmoves += usize::from(line.starts_with("bestmove"));
-        refusals += usize::from(line.starts_with("info string error: go"));
-        if line == "readyok" && readyoks == isreadys && bestmoves + refusals < gos {
+        count.readyoks += usize::from(line == "readyok");
+        count.bestmoves += usize::from(line.starts_with("bestmove"));
+        count.refusals += usize::from(line.starts_with("info string error: go"));
+        if line == "readyok"
+            && count.readyoks == count.isreadys
+            && count.bestmoves + count.refusals < count.gos
+        {
             // A search may still be running after the last stop.
             engine.send("stop");
         }
@@ -304,7 +369,66 @@ fn a_storm_of_commands_loses_nothing() {
             .any(|l| l.starts_with("bestmove") || l == "readyok"),
         "{rest:?}"
     );
-    assert!(bestmoves > 50, "only {bestmoves} searches ran");
-    eprintln!("storm: {gos} go, {bestmoves} bestmoves, {refusals} refused, {isreadys} isready");
+    engine.assert_utf8("the storm");
+    count
+}
+
+/// go/stop/isready/position/setoption and table jobs in random order and
+/// timing, never waiting for an answer: nothing is lost.
+#[test]
+fn a_storm_of_commands_loses_nothing() {
+    let _cpu = shared();
+    let dir = scratch("storm");
+    let lines = corpus(STORM, &table_file(&dir));
+    let mut rng = Rng(0x5707_3001);
+    let mut engine = Engine::start();
+    let count = storm(&mut engine, &mut rng, &lines, 1500);
+    assert!(
+        count.bestmoves > 50,
+        "only {} searches ran",
+        count.bestmoves
+    );
+    eprintln!("storm: {count:?}");
     engine.quit();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same while the built-in 4 x 4 tables are built: each fresh engine
+/// builds one on its first 4 x 4 search, and that search and the ones
+/// after it are stopped, and asked `isready`, at random moments.
+#[test]
+fn go_and_stop_during_the_built_in_table_builds_lose_nothing() {
+    let _cpu = shared();
+    let lines: Vec<String> = [
+        "go infinite",
+        "go depth 6",
+        "go movetime 3",
+        "stop",
+        "stop",
+        "isready",
+        "position startpos",
+        "setoption name Clear Hash",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rng = Rng(0x7ab1_ebd5);
+    let mut total = 0;
+    for round in 0..6 {
+        let mut engine = Engine::start();
+        let rules = if round % 2 == 0 {
+            "textbook"
+        } else {
+            "classic"
+        };
+        engine.send("setoption name BoardSize value 4");
+        engine.send(&format!("setoption name Rules value {rules}"));
+        let count = storm(&mut engine, &mut rng, &lines, 150);
+        eprintln!("build storm {round} ({rules}): {count:?}");
+        total += count.bestmoves;
+        // The table was built after all: the next search uses it.
+        let out = engine.go("go depth 2", LONG);
+        assert!(out.iter().any(|l| l.contains(" tbhits ")), "{out:?}");
+        engine.quit();
+    }
+    assert!(total > 30, "only {total} searches ran");
 }

@@ -3,22 +3,11 @@
 //! them. A file is refused, or (checksum passing) it holds exactly the
 //! true values; never a hang or a crash, and the engine keeps answering.
 
-mod attack;
-
-use std::path::PathBuf;
-
-use attack::{Engine, Rng};
+use crate::common::{Engine, LONG, Rng, scratch, shared};
 use dodgem::board::Rules;
 use dodgem::tablebase::{self, Table};
 
 const HEADER_LEN: usize = 32;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dodgem-fuzz-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn real_table(size: usize, rules: Rules) -> Vec<u8> {
     let mut bytes = Vec::new();
@@ -83,6 +72,7 @@ fn check_load(path: &std::path::Path, bytes: &[u8], what: &str) -> bool {
 
 #[test]
 fn damaged_table_files_are_refused_or_exactly_right() {
+    let _cpu = shared();
     let dir = scratch("tables");
     let path = dir.join("t.dtb");
     let mut rng = Rng(0x7ab1_e5ee);
@@ -126,6 +116,7 @@ fn damaged_table_files_are_refused_or_exactly_right() {
 
 #[test]
 fn the_engine_survives_damaged_table_files() {
+    let _cpu = shared();
     let dir = scratch("engine-tables");
     let mut rng = Rng(0x7ab1_e5ef);
     let original = real_table(3, Rules::Textbook);
@@ -151,7 +142,7 @@ fn the_engine_survives_damaged_table_files() {
                 .any(|l| l.starts_with("info string loaded") || l.starts_with("info string error")),
             "round {round}: {lines:?}"
         );
-        let lines = engine.go("go depth 2");
+        let lines = engine.go("go depth 2", LONG);
         assert!(lines.last().unwrap().starts_with("bestmove"));
         assert_eq!(engine.fen(), fen, "round {round}");
     }

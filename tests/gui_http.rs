@@ -1,186 +1,24 @@
 //! `dodgem gui` over HTTP: every endpoint, its errors, and the engine's
 //! faults (an engine that dies, hangs, cheats, or cannot start).
 //!
-//! Each test starts its own server on a free port (`--port 0`), reads the
-//! address it prints, and talks to it with a small hand-written HTTP/1.1
-//! client. Every wait has a generous deadline, so a test can fail but not
-//! hang; the server is killed when a test ends.
+//! Each test starts its own server ([`Gui`]) on a free port and talks raw
+//! HTTP/1.1 to it. Every wait has a generous deadline, so a test can fail
+//! but not hang; the server is killed when a test ends.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{LONG, dodgem, run, shared};
+use crate::common::gui::{Gui, parse};
+use crate::common::{LONG, run, shared};
 
 /// A fake engine that speaks the handshake but never answers `go`.
 const STALLING_ENGINE: &str = r#"sh -c 'while read -r line; do case "$line" in uci) echo "id name staller"; echo "info string hello from the staller"; echo uciok;; isready) echo readyok;; quit) exit 0;; esac; done'"#;
 /// A fake engine that answers every `go` with a move that is never legal.
 const CHEATING_ENGINE: &str = r#"sh -c 'while read -r line; do case "$line" in uci) echo uciok;; isready) echo readyok;; go*) echo "bestmove a1a1";; quit) exit 0;; esac; done'"#;
-
-/// A running `dodgem gui`.
-struct Gui {
-    child: Child,
-    port: u16,
-}
-
-impl Gui {
-    fn start() -> Gui {
-        Gui::start_with(&[])
-    }
-
-    fn start_with(args: &[&str]) -> Gui {
-        let mut child = dodgem(&["gui", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("cannot start dodgem gui");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (sender, receiver) = mpsc::channel();
-        thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = sender.send(line);
-        });
-        let line = match receiver.recv_timeout(LONG) {
-            Ok(line) => line,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("dodgem gui printed no address within {LONG:?}");
-            }
-        };
-        let port = line
-            .trim()
-            .strip_prefix("http://127.0.0.1:")
-            .and_then(|rest| rest.strip_suffix('/'))
-            .and_then(|port| port.parse().ok())
-            .unwrap_or_else(|| panic!("not an address line: {line:?}"));
-        Gui { child, port }
-    }
-
-    /// Sends a raw request and returns the status, the headers (lowercased
-    /// names) and the body.
-    fn raw(&self, request: &[u8]) -> (u16, Vec<(String, String)>, String) {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("cannot connect");
-        stream.set_read_timeout(Some(LONG)).unwrap();
-        stream.write_all(request).expect("cannot send the request");
-        let mut response = Vec::new();
-        stream
-            .read_to_end(&mut response)
-            .expect("cannot read the response");
-        let text = String::from_utf8(response).expect("a UTF-8 response");
-        let (head, body) = text
-            .split_once("\r\n\r\n")
-            .unwrap_or_else(|| panic!("no header end in {text:?}"));
-        let mut lines = head.split("\r\n");
-        let status = lines
-            .next()
-            .and_then(|line| line.split_whitespace().nth(1))
-            .and_then(|code| code.parse().ok())
-            .unwrap_or_else(|| panic!("no status in {head:?}"));
-        let headers = lines
-            .filter_map(|line| line.split_once(':'))
-            .map(|(name, value)| (name.trim().to_lowercase(), value.trim().to_string()))
-            .collect();
-        (status, headers, body.to_string())
-    }
-
-    fn request(&self, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
-        let mut text = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            self.port,
-            body.len()
-        );
-        for header in headers {
-            text.push_str(header);
-            text.push_str("\r\n");
-        }
-        text.push_str("\r\n");
-        text.push_str(body);
-        let (status, _, body) = self.raw(text.as_bytes());
-        (status, body)
-    }
-
-    fn get(&self, path: &str) -> (u16, Value) {
-        let (status, body) = self.request("GET", path, &[], "");
-        (status, parse(&body))
-    }
-
-    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        let (status, body) = self.request(
-            "POST",
-            path,
-            &["Content-Type: application/json"],
-            &body.to_string(),
-        );
-        (status, parse(&body))
-    }
-
-    /// A POST that must succeed; returns the state.
-    fn ok(&self, path: &str, body: Value) -> Value {
-        let (status, state) = self.post(path, &body);
-        assert_eq!(status, 200, "POST {path} {body}: {state}");
-        state
-    }
-
-    /// A request that must fail with `status` and a message containing
-    /// `needle`.
-    fn refused(&self, path: &str, body: Value, status: u16, needle: &str) {
-        let (got, reply) = self.post(path, &body);
-        assert_eq!(got, status, "POST {path} {body}: {reply}");
-        let message = reply["error"].as_str().unwrap_or_default();
-        assert!(
-            message.contains(needle),
-            "POST {path} {body}: message {message:?} lacks {needle:?}"
-        );
-    }
-
-    fn state(&self) -> Value {
-        let (status, state) = self.get("/api/state");
-        assert_eq!(status, 200, "{state}");
-        state
-    }
-
-    /// Polls the state until `done` holds; panics after `timeout`.
-    fn wait(&self, what: &str, timeout: Duration, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let state = self.state();
-            if done(&state) {
-                return state;
-            }
-            if Instant::now() > deadline {
-                panic!("not {what} within {timeout:?}; last state: {state:#}");
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn wait_ready(&self) -> Value {
-        self.wait("ready", LONG, |s| s["engine"]["status"] == "ready")
-    }
-
-    fn wait_turn(&self, turn: &str) -> Value {
-        self.wait(&format!("turn {turn}"), LONG, |s| {
-            s["turn"] == turn && s["engine"]["status"] == "ready"
-        })
-    }
-}
-
-impl Drop for Gui {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn parse(body: &str) -> Value {
-    serde_json::from_str(body).unwrap_or_else(|error| panic!("not JSON ({error}): {body:?}"))
-}
 
 fn strings(value: &Value) -> Vec<&str> {
     value

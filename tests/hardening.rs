@@ -2,23 +2,20 @@
 //! what crashed, hung or leaked before must now be refused or bounded,
 //! with the engine still answering and its position kept.
 
-mod attack;
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use attack::{BIN, Engine, LONG};
 use dodgem::board::Rules;
 use dodgem::tablebase;
 
-/// A fresh directory for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dodgem-harden-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::common::{
+    BIN, Engine, LONG, REPLY_BOUND, best_move, info_value, is_bestmove, is_search_info, ms, run,
+    scratch, shared, timing,
+};
+
+/// A deadline for a two-game referee match (seconds of play at most).
+const MATCH: Duration = Duration::from_secs(60);
 
 /// The `info string error:` lines among `lines`.
 fn errors(lines: &[String]) -> Vec<&String> {
@@ -31,7 +28,8 @@ fn errors(lines: &[String]) -> Vec<&String> {
 /// Asserts the engine still answers and still holds `fen`.
 fn assert_alive_at(engine: &mut Engine, fen: &str) {
     assert!(engine.sync().is_empty() || engine.is_running());
-    assert_eq!(engine.fen(), fen, "{:?}", engine.tail());
+    let now = engine.fen();
+    assert_eq!(now, fen, "{}", engine.context());
 }
 
 /// The deepest depth among `info depth` lines.
@@ -46,6 +44,7 @@ fn deepest(lines: &[String]) -> u64 {
 
 #[test]
 fn perft_depth_beyond_the_bound_is_refused_not_a_crash() {
+    let _cpu = shared();
     let mut engine = Engine::start();
     engine.send("position startpos moves a3b3");
     let fen = engine.fen();
@@ -62,9 +61,10 @@ fn perft_depth_beyond_the_bound_is_refused_not_a_crash() {
     // The bound itself is accepted (and stopped at once).
     engine.send("go perft 64");
     engine.send("stop");
-    engine.until("perft total", LONG, |l| {
-        l.starts_with("info string") || l.starts_with("Nodes")
-    });
+    engine.read_until(
+        |l| l.starts_with("info string") || l.starts_with("Nodes"),
+        LONG,
+    );
     assert_alive_at(&mut engine, &fen);
     engine.quit();
 }
@@ -72,36 +72,13 @@ fn perft_depth_beyond_the_bound_is_refused_not_a_crash() {
 /// Runs `dodgem args` to its end (with a deadline) and gives exit code and
 /// stderr.
 fn run_cli(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + LONG;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
-            return (status.code(), stderr);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("dodgem {args:?} did not finish within {LONG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let output = run(args, LONG);
+    (output.status.code(), output.stderr)
 }
 
 #[test]
 fn shell_perft_and_bench_refuse_depths_beyond_their_bounds() {
+    let _cpu = shared();
     for args in [
         &["perft", "--size", "3", "100000"][..],
         &["perft", "65"],
@@ -118,6 +95,7 @@ fn shell_perft_and_bench_refuse_depths_beyond_their_bounds() {
 
 #[test]
 fn huge_search_limits_are_clamped_not_wrapped() {
+    let _cpu = shared();
     let mut engine = Engine::start();
     // The search itself, not the solved table (which answers at once).
     engine.send("setoption name Tablebase value false");
@@ -127,8 +105,20 @@ fn huge_search_limits_are_clamped_not_wrapped() {
         "go mate 1073741824 movetime 300",
         "go mate 4294967295 movetime 300",
     ] {
-        let lines = engine.go(go);
+        let lines = engine.go(go, LONG);
         assert!(deepest(&lines) > 1, "{go} searched one ply: {lines:?}");
+        // Said, not silent.
+        let warning = if go.contains("depth") {
+            "is beyond the depth limit: searching at most 96 plies"
+        } else {
+            "plies: searching at most 96"
+        };
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string warning: go ") && l.contains(warning)),
+            "{go}: no warning: {lines:?}"
+        );
         assert!(engine.is_running());
     }
     engine.send("bench 4294967295");
@@ -159,6 +149,7 @@ fn table_file(like: &tablebase::Table, values: &[u8], rules_code: u8) -> Vec<u8>
 
 #[test]
 fn a_table_whose_values_cycle_is_refused_and_go_still_answers() {
+    let _cpu = shared();
     let dir = scratch("cycle");
     let table = tablebase::builtin(3, Rules::Textbook).unwrap();
     let cycling = vec![dodgem::solver::encode(dodgem::solver::Value::Win(1)); table.len()];
@@ -178,7 +169,7 @@ fn a_table_whose_values_cycle_is_refused_and_go_still_answers() {
         "{lines:?}"
     );
     engine.send("position fen 3/B2/2W b");
-    let lines = engine.go("go depth 1");
+    let lines = engine.go("go depth 1", LONG);
     assert!(lines.last().unwrap().starts_with("bestmove"));
     engine.quit();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -186,6 +177,7 @@ fn a_table_whose_values_cycle_is_refused_and_go_still_answers() {
 
 #[test]
 fn a_textbook_table_relabelled_classic_is_refused() {
+    let _cpu = shared();
     let dir = scratch("relabel");
     let table = tablebase::builtin(4, Rules::Textbook).unwrap();
     let path = dir.join("4x4-classic.dtb");
@@ -210,19 +202,24 @@ fn a_textbook_table_relabelled_classic_is_refused() {
         "{lines:?}"
     );
     // The built-in table still decides.
-    let builtin = tablebase::builtin(4, Rules::Classic).unwrap();
-    let start = dodgem::Position::start(4);
-    let expected = match builtin.probe(&start).unwrap() {
-        dodgem::tablebase::Value::Win(p) => format!("solve win {p}"),
-        dodgem::tablebase::Value::Loss(p) => format!("solve loss {p}"),
-        dodgem::tablebase::Value::Draw => "solve draw".to_string(),
-    };
+    let expected = solve_line(4, Rules::Classic);
     engine.send("position startpos");
     engine.send("solve");
-    let lines = engine.until("solve", LONG, |l| l.starts_with("solve"));
+    let (lines, _) = engine.read_until(|l| l.starts_with("solve"), LONG);
     assert_eq!(lines.last().unwrap(), &expected);
     engine.quit();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The `solve` answer for the start position of `size` under `rules`,
+/// from the built-in table.
+fn solve_line(size: usize, rules: Rules) -> String {
+    let builtin = tablebase::builtin(size, rules).unwrap();
+    match builtin.probe(&dodgem::Position::start(size)).unwrap() {
+        tablebase::Value::Win(p) => format!("solve win {p}"),
+        tablebase::Value::Loss(p) => format!("solve loss {p}"),
+        tablebase::Value::Draw => "solve draw".to_string(),
+    }
 }
 
 /// Sends `TablebasePath` = `path` and returns the lines up to `readyok`.
@@ -236,6 +233,7 @@ fn load(engine: &mut Engine, path: &Path) -> Vec<String> {
 
 #[test]
 fn a_fifo_or_stdin_as_table_path_is_refused_without_blocking() {
+    let _cpu = shared();
     let dir = scratch("fifo");
     let fifo = dir.join("pipe");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
@@ -267,6 +265,7 @@ fn a_fifo_or_stdin_as_table_path_is_refused_without_blocking() {
 
 #[test]
 fn a_table_path_keeps_runs_of_spaces() {
+    let _cpu = shared();
     let dir = scratch("spaces");
     let path = dir.join("two  spaces   three.dtb");
     tablebase::builtin(3, Rules::Classic)
@@ -288,6 +287,7 @@ fn a_table_path_keeps_runs_of_spaces() {
 
 #[test]
 fn control_bytes_in_echoed_input_are_escaped() {
+    let _cpu = shared();
     let dir = scratch("escape");
     let hostile = dir.join("bell\u{7}esc\u{1b}[31m.dtb");
     tablebase::builtin(3, Rules::Textbook)
@@ -309,6 +309,7 @@ fn control_bytes_in_echoed_input_are_escaped() {
     engine.send_bytes(b"setoption name No\x07Such value x\n");
     engine.send_bytes(b"position fen B2/\x1b/1WW b\n");
     out.extend(engine.sync());
+    engine.assert_utf8("the hostile lines");
     assert!(errors(&out).len() >= 4, "{out:?}");
     for line in &out {
         assert!(
@@ -322,6 +323,7 @@ fn control_bytes_in_echoed_input_are_escaped() {
 
 #[test]
 fn the_referee_escapes_an_engines_name_on_stdout_and_in_pgn() {
+    let _cpu = shared();
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch("referee-name");
     let script = dir.join("evil.sh");
@@ -332,16 +334,23 @@ fn the_referee_escapes_an_engines_name_on_stdout_and_in_pgn() {
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let pgn = dir.join("games.pgn");
-    let output = Command::new(BIN)
-        .args(["match", "--engine1"])
-        .arg(&script)
-        .args(["--engine2", BIN, "--games", "2", "--tc", "1+0.01", "--pgn"])
-        .arg(&pgn)
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let output = run(
+        &[
+            "match",
+            "--engine1",
+            &script.to_string_lossy(),
+            "--engine2",
+            BIN,
+            "--games",
+            "2",
+            "--tc",
+            "1+0.01",
+            "--pgn",
+            &pgn.to_string_lossy(),
+        ],
+        MATCH,
+    );
+    let stdout = output.stdout;
     assert!(output.status.success(), "{stdout}");
     assert!(stdout.contains("evil\\u{1b}[31mred\\u{7}"), "{stdout}");
     let record = std::fs::read_to_string(&pgn).unwrap();
@@ -369,6 +378,7 @@ fn alive(pid: u32) -> bool {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_match_leaves_no_engine_helper_behind() {
+    let _cpu = shared();
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch("helpers");
     let pids = dir.join("pids");
@@ -383,19 +393,21 @@ fn a_match_leaves_no_engine_helper_behind() {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let output = Command::new(BIN)
-        .args(["match", "--engine1"])
-        .arg(&script)
-        .args(["--engine2", BIN, "--games", "2", "--tc", "1+0.01"])
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let output = run(
+        &[
+            "match",
+            "--engine1",
+            &script.to_string_lossy(),
+            "--engine2",
+            BIN,
+            "--games",
+            "2",
+            "--tc",
+            "1+0.01",
+        ],
+        MATCH,
     );
+    assert!(output.status.success(), "{}", output.stderr);
     let helpers: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap()
         .lines()
@@ -413,4 +425,299 @@ fn a_match_leaves_no_engine_helper_behind() {
     }
     assert!(left.is_empty(), "helpers outlived the match: {left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An engine whose search thread commits `fault` (a hook of the test
+/// build, read from `DODGEM_DEBUG_FAULT`; see `src/search/thread.rs`).
+fn faulty(fault: &str) -> Engine {
+    Engine::start_with(|command| {
+        command.env("DODGEM_DEBUG_FAULT", fault);
+    })
+}
+
+/// The CPU time (user + system) process `pid` has used, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process runs");
+    // After the name: the state is field 3 of stat(5), so utime (14) and
+    // stime (15) are the 12th and 13th here.
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Asserts that the engine, with nothing to do, uses (almost) no CPU: no
+/// busy loop on a dead channel.
+#[cfg(target_os = "linux")]
+fn assert_idle(engine: &Engine) {
+    let before = cpu_ticks(engine.pid());
+    std::thread::sleep(Duration::from_secs(1));
+    let used = cpu_ticks(engine.pid()) - before;
+    // A tick is 10 ms: a spinning thread takes about 100 a second.
+    assert!(used < 30, "{used} ticks of CPU in one idle second");
+}
+
+/// Asserts that `lines` (a `go`'s) hold one error naming `what` and end in
+/// their one `bestmove`, and returns its move.
+fn failed_go<'a>(lines: &'a [String], what: &str) -> &'a str {
+    assert!(
+        errors(lines).iter().any(|l| l.contains(what)),
+        "no error {what:?}: {lines:?}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| is_bestmove(l)).count(),
+        1,
+        "{lines:?}"
+    );
+    best_move(lines.last().unwrap())
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_search_thread_panic_is_reported_and_answered_with_the_best_move_known() {
+    let _cpu = shared();
+    let mut engine = faulty("panic-after-info");
+    engine.send("setoption name Tablebase value false");
+    engine.send("position startpos moves a3b3");
+    let fen = engine.fen();
+    let legal = engine.legal_moves();
+    for round in 0..3 {
+        let lines = engine.go("go depth 6", LONG);
+        let best = failed_go(&lines, "the search thread failed");
+        // The best move known: the first move of the line reported.
+        let info = lines
+            .iter()
+            .rfind(|l| is_search_info(l))
+            .unwrap_or_else(|| panic!("round {round}: no info line: {lines:?}"));
+        assert_eq!(
+            Some(best),
+            info_value(info, "pv"),
+            "round {round}: {lines:?}"
+        );
+        assert!(legal.iter().any(|m| m == best), "{best} is not legal");
+    }
+    // A held result stays held until stop, as for any `go infinite`.
+    engine.send("go infinite");
+    engine.expect_line(|l| l.contains("the search thread failed"), LONG);
+    let early = engine.lines_for(Duration::from_millis(200));
+    assert!(
+        !early.iter().any(|(l, _)| is_bestmove(l)),
+        "bestmove before stop: {early:?}"
+    );
+    engine.send("stop");
+    engine.expect_line(is_bestmove, LONG);
+    assert!(engine.sync().is_empty());
+    assert_alive_at(&mut engine, &fen);
+    assert_idle(&engine);
+    engine.quit();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_search_that_panics_before_any_report_still_gets_a_legal_bestmove() {
+    let _cpu = shared();
+    let mut engine = faulty("panic");
+    engine.send("position startpos moves a3b3");
+    let fen = engine.fen();
+    let legal = engine.legal_moves();
+    for _ in 0..3 {
+        let lines = engine.go("go depth 4", LONG);
+        let best = failed_go(&lines, "the search thread failed");
+        assert!(legal.iter().any(|m| m == best), "{best} is not legal");
+    }
+    // With searchmoves, a move among them.
+    let last = legal.last().unwrap().clone();
+    let lines = engine.go(&format!("go depth 4 searchmoves {last}"), LONG);
+    assert_eq!(failed_go(&lines, "the search thread failed"), last);
+    // The thread goes on: perft, table jobs and readyok work.
+    engine.send("go perft 2");
+    engine.wait_for("Nodes searched", LONG);
+    engine.send("setoption name Clear Hash");
+    assert!(engine.sync().is_empty());
+    assert_alive_at(&mut engine, &fen);
+    assert_idle(&engine);
+    engine.quit();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_lost_search_thread_is_replaced_and_the_protocol_does_not_spin() {
+    let _cpu = shared();
+    let mut engine = faulty("die");
+    engine.send("position startpos moves a3b3");
+    let fen = engine.fen();
+    let legal = engine.legal_moves();
+    for _ in 0..3 {
+        let lines = engine.go("go depth 4", LONG);
+        let best = failed_go(&lines, "the search thread ended unexpectedly");
+        assert!(legal.iter().any(|m| m == best), "{best} is not legal");
+        // Not refused as "search running": the next go is taken.
+        assert!(
+            !lines.iter().any(|l| l.contains("search is running")),
+            "{lines:?}"
+        );
+    }
+    engine.send("setoption name Clear Hash");
+    assert!(engine.sync().is_empty());
+    assert_alive_at(&mut engine, &fen);
+    assert_idle(&engine);
+    engine.quit();
+}
+
+#[test]
+fn quit_does_not_wait_for_a_search_deaf_to_stop() {
+    let _cpu = shared();
+    let mut engine = faulty("hang");
+    engine.send("setoption name Tablebase value false");
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    let started = Instant::now();
+    engine.send("quit");
+    engine.close_stdin();
+    let status = engine.wait_exit(Duration::from_secs(10));
+    assert!(status.success(), "exit {status}");
+    let rest = engine.read_to_eof(LONG);
+    assert_eq!(
+        rest.iter().filter(|l| is_bestmove(l)).count(),
+        1,
+        "{rest:?}"
+    );
+    assert!(
+        errors(&rest).iter().any(|l| l.contains("did not stop")),
+        "{rest:?}"
+    );
+    eprintln!("quit with a hung search: {:.0} ms", ms(started.elapsed()));
+}
+
+#[test]
+fn isready_is_answered_while_a_search_runs_and_a_table_loads() {
+    let _cpu = shared();
+    let dir = scratch("load-during-search");
+    let file = dir.join("3x3-classic.dtb");
+    tablebase::builtin(3, Rules::Classic)
+        .unwrap()
+        .save(&file)
+        .unwrap();
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.send("position startpos");
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    engine.send(&format!(
+        "setoption name TablebasePath value {}",
+        file.display()
+    ));
+    engine.send("isready");
+    // No stop: readyok must come while the search runs, after the load.
+    let (lines, _) = engine.read_until(|l| l == "readyok", Duration::from_secs(5));
+    assert!(!lines.iter().any(|l| is_bestmove(l)), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string loaded 3x3 classic table")),
+        "{lines:?}"
+    );
+    engine.send("stop");
+    engine.expect_line(is_bestmove, LONG);
+    // The loaded table answers.
+    engine.send("setoption name BoardSize value 3");
+    engine.send("setoption name Rules value classic");
+    engine.send("position startpos");
+    engine.send("solve");
+    engine.wait_for("solve", LONG);
+    assert!(engine.sync().is_empty());
+    engine.quit();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Sends `go infinite` right behind `setup` and `stop` right behind it,
+/// and returns how long the `bestmove` took after the `stop`.
+fn stop_latency(engine: &mut Engine, setup: &[&str]) -> Duration {
+    for line in setup {
+        engine.send(line);
+    }
+    engine.send("go infinite");
+    let sent = engine.send("stop");
+    let (_, at) = engine.expect_line(is_bestmove, LONG);
+    let rest = engine.sync();
+    assert!(!rest.iter().any(|l| is_bestmove(l)), "{rest:?}");
+    at.saturating_duration_since(sent)
+}
+
+#[test]
+fn stop_is_prompt_while_the_built_in_4x4_table_is_built() {
+    let _cpu = timing();
+    // A new process has no 4 x 4 table yet: the first search builds it.
+    let mut engine = Engine::start();
+    engine.sync();
+    let latency = stop_latency(
+        &mut engine,
+        &["setoption name BoardSize value 4", "position startpos"],
+    );
+    eprintln!("stop during the 4x4 table build: {:.2} ms", ms(latency));
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    // Built in the background, the table is there for the next search.
+    let lines = engine.go("go depth 2", LONG);
+    assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+    engine.quit();
+}
+
+#[test]
+fn stop_is_prompt_right_behind_a_4_gb_hash() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.sync();
+    let latency = stop_latency(&mut engine, &["setoption name Hash value 4096"]);
+    eprintln!("stop right behind Hash 4096: {:.2} ms", ms(latency));
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    engine.quit();
+}
+
+#[test]
+fn stop_is_prompt_after_a_rules_change_with_a_4_gb_hash() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.send("setoption name Hash value 4096");
+    engine.sync();
+    engine.go("go movetime 300", LONG);
+    let latency = stop_latency(&mut engine, &["setoption name Rules value classic"]);
+    eprintln!("stop after a Rules change with 4 GB: {:.2} ms", ms(latency));
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    let latency = stop_latency(&mut engine, &["ucinewgame"]);
+    eprintln!("stop after ucinewgame with 4 GB: {:.2} ms", ms(latency));
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    engine.quit();
+}
+
+#[test]
+fn stop_is_prompt_while_solve_waits_for_a_built_in_table() {
+    let _cpu = timing();
+    // A new process has no 4 x 4 table yet: `solve` has it built.
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    // (The search goes on with the 6 x 6 position it started from.)
+    engine.send("setoption name BoardSize value 4");
+    engine.send("solve");
+    let sent = engine.send("stop");
+    let (mut lines, at) = engine.read_until(is_bestmove, LONG);
+    let latency = at.saturating_duration_since(sent);
+    eprintln!(
+        "stop while solve waits for the 4x4 table: {:.2} ms",
+        ms(latency)
+    );
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    if !lines.iter().any(|l| l.starts_with("solve")) {
+        lines.extend(engine.read_until(|l| l.starts_with("solve"), LONG).0);
+    }
+    let answer = lines.iter().find(|l| l.starts_with("solve")).unwrap();
+    assert_eq!(answer, &solve_line(4, Rules::Textbook), "{lines:?}");
+    assert!(engine.sync().is_empty());
+    engine.quit();
 }

@@ -9,7 +9,11 @@
 mod common;
 
 mod engine;
+mod fuzz_http;
+mod fuzz_protocol;
+mod fuzz_tables;
 mod gui_http;
+mod hardening;
 mod layered;
 mod movegen;
 mod perft;

@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::board::{Color, Move};
-use crate::search::Limits;
+use crate::search::{Limits, MAX_DEPTH};
 use crate::time::TimeLimit;
 
 /// Longest piece of bad input quoted back in an error message.
@@ -87,6 +87,28 @@ impl Go {
         };
         (self.has_clock() && own.is_none() && self.movetime.is_none() && !self.infinite)
             .then_some(name)
+    }
+
+    /// What this `go` asks beyond the search's bounds, and what is done
+    /// instead (the depth limit is [`MAX_DEPTH`] plies), one message each.
+    pub fn clamped(&self) -> Vec<String> {
+        let most = MAX_DEPTH as u64;
+        let mut notes = Vec::new();
+        match self.depth {
+            Some(0) => notes.push("go depth 0 searches 1 ply".to_string()),
+            Some(depth) if u64::from(depth) > most => notes.push(format!(
+                "go depth {depth} is beyond the depth limit: searching at most {most} plies"
+            )),
+            _ => {}
+        }
+        match self.mate {
+            Some(0) => notes.push("go mate 0 searches 1 ply".to_string()),
+            Some(moves) if 2 * u64::from(moves) > most => notes.push(format!(
+                "go mate {moves} needs more than {most} plies: searching at most {most}"
+            )),
+            _ => {}
+        }
+        notes
     }
 
     /// The search limits this `go` sets for `side` to move.

@@ -1,19 +1,31 @@
 //! The long-lived search thread. It takes jobs from the protocol thread
 //! over a channel, runs them one at a time, and sends events back; it never
-//! touches stdout.
+//! touches stdout. A panic in a job is caught and reported as
+//! [`Event::Failed`]; the thread then takes the next job.
+//!
+//! Table files are loaded on a thread of their own ([`TableLoader`]), so a
+//! load never waits behind a running search.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::{Mutex, RwLock};
 
 use super::{Info, Request, SearchResult, Signals, Tables, search};
 use crate::bench::{self, BenchReport};
 use crate::board::{Move, Position};
 use crate::perft;
-use crate::tablebase::{self, Tablebases};
+use crate::tablebase::{self, Table, Tablebases};
 use crate::tt::TranspositionTable;
+
+/// How long dropping a [`SearchThread`] waits for the thread to end
+/// before leaving it behind (a search that ignores `stop` must not keep
+/// the process from exiting).
+const JOIN_GRACE: Duration = Duration::from_secs(1);
 
 /// State the protocol thread and the search thread share.
 pub struct Shared {
@@ -23,9 +35,9 @@ pub struct Shared {
     /// `Clear Hash`), so it never waits on this lock and keeps reading
     /// input while a slow resize runs.
     pub tables: Mutex<Tables>,
-    /// Solved tables loaded from files (`TablebasePath`). Replaced by a
-    /// `LoadTables` job once the files are read, so readers never wait on
-    /// a load.
+    /// Solved tables loaded from files (`TablebasePath`). Replaced by the
+    /// [`TableLoader`] once the files are read, so readers never wait on a
+    /// load; a search keeps the set it started with.
     pub tablebases: RwLock<Tablebases>,
 }
 
@@ -50,9 +62,27 @@ pub enum Job {
     Clear {
         history: bool,
     },
-    /// Load the table files of a `TablebasePath` value, replacing those
-    /// loaded before.
-    LoadTables(String),
+}
+
+/// Which kind of job an [`Event::Failed`] was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    Search,
+    Perft,
+    Bench,
+    /// `ResizeHash` or `Clear`.
+    Tables,
+}
+
+impl Job {
+    fn kind(&self) -> JobKind {
+        match self {
+            Job::Search(_) => JobKind::Search,
+            Job::Perft { .. } => JobKind::Perft,
+            Job::Bench { .. } => JobKind::Bench,
+            Job::ResizeHash { .. } | Job::Clear { .. } => JobKind::Tables,
+        }
+    }
 }
 
 /// What the search thread reports.
@@ -70,32 +100,45 @@ pub enum Event {
         error: Option<String>,
     },
     Cleared,
-    /// A `LoadTables` job's result: a description of each table loaded,
-    /// and a message for each file that could not be.
-    TablesLoaded {
-        loaded: Vec<String>,
-        errors: Vec<String>,
+    /// A job panicked (a bug): what kind of job, and the panic's message.
+    /// The thread goes on with the next job.
+    Failed {
+        kind: JobKind,
+        message: String,
     },
 }
 
-/// Handle to the running search thread; dropping the job sender ends it.
+/// A [`TableLoader`]'s result: a description of each table loaded, and a
+/// message for each file that could not be.
+#[derive(Debug)]
+pub struct TablesLoaded {
+    pub loaded: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+/// Handle to the running search thread; dropping it ends the thread (or
+/// leaves it behind after [`JOIN_GRACE`] if it does not end).
 pub struct SearchThread {
     jobs: Option<Sender<Job>>,
     handle: Option<JoinHandle<()>>,
 }
 
 impl SearchThread {
-    /// Starts the thread.
-    pub fn spawn(shared: Arc<Shared>, events: Sender<Event>) -> SearchThread {
+    /// Starts the thread; its events arrive on the returned receiver,
+    /// which reports disconnection if the thread ever ends on its own.
+    pub fn spawn(shared: Arc<Shared>) -> (SearchThread, Receiver<Event>) {
         let (jobs, inbox) = crossbeam_channel::unbounded();
+        let (events, receiver) = crossbeam_channel::unbounded();
+        let fault = Fault::from_env();
         let handle = std::thread::Builder::new()
             .name("search".into())
-            .spawn(move || run(&shared, &inbox, &events))
+            .spawn(move || run(&shared, &inbox, &events, fault))
             .expect("failed to start the search thread");
-        SearchThread {
+        let thread = SearchThread {
             jobs: Some(jobs),
             handle: Some(handle),
-        }
+        };
+        (thread, receiver)
     }
 
     /// Queues a job. The caller clears the stop flag *before* this, so a
@@ -109,76 +152,260 @@ impl SearchThread {
 }
 
 impl Drop for SearchThread {
+    /// Ends the thread: it finishes its job (the caller has set `stop`)
+    /// and finds no more. A thread still busy after [`JOIN_GRACE`] is left
+    /// behind, so that `quit` never waits forever.
     fn drop(&mut self) {
         self.jobs = None;
         if let Some(handle) = self.handle.take() {
-            let _ = handle.join();
+            let deadline = Instant::now() + JOIN_GRACE;
+            while !handle.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if handle.is_finished() {
+                let _ = handle.join();
+            } else {
+                log::warn!("the search thread did not end within {JOIN_GRACE:?}; left behind");
+            }
         }
     }
 }
 
-fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>) {
+/// Faults the search thread can be told to commit, to test that the
+/// protocol survives them. Only debug builds (the test build) read the
+/// environment variable `DODGEM_DEBUG_FAULT`; release builds have none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    /// `panic`: every search panics before it reports anything.
+    Panic,
+    /// `panic-after-info`: every search panics at its first `info`.
+    PanicAfterInfo,
+    /// `hang`: every search hangs at its first `info`, deaf to `stop`.
+    Hang,
+    /// `die`: the thread ends when it gets a search (as if a fault
+    /// escaped the job's panic guard).
+    Die,
+}
+
+impl Fault {
+    fn from_env() -> Option<Fault> {
+        if !cfg!(debug_assertions) {
+            return None;
+        }
+        match std::env::var("DODGEM_DEBUG_FAULT").ok()?.as_str() {
+            "panic" => Some(Fault::Panic),
+            "panic-after-info" => Some(Fault::PanicAfterInfo),
+            "hang" => Some(Fault::Hang),
+            "die" => Some(Fault::Die),
+            _ => None,
+        }
+    }
+}
+
+/// The text of a caught panic.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>, fault: Option<Fault>) {
     for job in inbox {
-        let event = match job {
-            Job::Search(mut request) => {
-                if request.settings.tablebase {
-                    let tablebases = shared.tablebases.read().clone();
-                    let (size, rules) = (request.position.size(), request.settings.rules);
-                    // May solve a built-in table on first use.
-                    request.table = tablebases.find(size, rules);
-                }
-                let mut tables = shared.tables.lock();
-                log::debug!("search: {:?}", request.limits);
-                let mut report = |info: Info| {
-                    let _ = events.send(Event::Info(info));
-                };
-                let outcome = search(&request, &mut tables, &shared.signals, &mut report);
-                log::debug!("search done: {outcome:?}");
-                Event::SearchDone(outcome)
-            }
-            Job::Perft { position, depth } => {
-                let result = perft::divide_until(&position, depth, &shared.signals.stop);
-                Event::PerftDone(result)
-            }
-            Job::Bench { depth } => Event::BenchDone(bench::run(depth, &shared.signals)),
-            Job::ResizeHash { mb, previous } => {
-                let mut tables = shared.tables.lock();
-                // Free the old table first, so old and new never coexist.
-                tables.tt = TranspositionTable::new(TranspositionTable::MIN_MB);
-                let (tt, in_effect, error) = match TranspositionTable::try_new(mb) {
-                    Ok(tt) => (tt, mb, None),
-                    Err(message) => match TranspositionTable::try_new(previous) {
-                        Ok(tt) => (tt, previous, Some(message)),
-                        Err(_) => (
-                            TranspositionTable::new(TranspositionTable::MIN_MB),
-                            TranspositionTable::MIN_MB,
-                            Some(message),
-                        ),
-                    },
-                };
-                tables.tt = tt;
-                Event::HashResized { in_effect, error }
-            }
-            Job::Clear { history } => {
-                let mut tables = shared.tables.lock();
-                if history {
-                    tables.clear();
-                } else {
-                    tables.tt.clear();
-                }
-                Event::Cleared
-            }
-            Job::LoadTables(list) => {
-                let loaded = tablebase::load_path_list(&list);
-                *shared.tablebases.write() = Tablebases::new(loaded.tables);
-                Event::TablesLoaded {
-                    loaded: loaded.descriptions,
-                    errors: loaded.errors,
-                }
-            }
-        };
+        let kind = job.kind();
+        if kind == JobKind::Search && fault == Some(Fault::Die) {
+            log::error!("DODGEM_DEBUG_FAULT=die: the search thread ends on purpose");
+            return;
+        }
+        let event = catch_unwind(AssertUnwindSafe(|| run_job(shared, job, events, fault)))
+            .unwrap_or_else(|payload| {
+                let message = panic_message(payload.as_ref());
+                log::error!("the search thread's {kind:?} job panicked: {message}");
+                Event::Failed { kind, message }
+            });
         if events.send(event).is_err() {
             break;
         }
+    }
+}
+
+/// The solved table for a search, if any. A built-in table not yet built
+/// is built on a thread of its own while this one watches `stop`: if the
+/// search is stopped first, it goes on without the table (the build
+/// finishes in the background, for the next search).
+fn table_for(tablebases: &Tablebases, request: &Request, stop: &AtomicBool) -> Option<Arc<Table>> {
+    let (size, rules) = (request.position.size(), request.settings.rules);
+    if let Some(table) = tablebases.loaded_for(size, rules) {
+        return Some(table);
+    }
+    if !tablebase::has_builtin(size) {
+        return None;
+    }
+    if let Some(table) = tablebase::builtin_if_built(size, rules) {
+        return Some(table);
+    }
+    let (sender, receiver) = crossbeam_channel::bounded(1);
+    let started = std::thread::Builder::new()
+        .name("table build".into())
+        .spawn(move || {
+            let _ = sender.send(tablebase::builtin(size, rules));
+        });
+    if started.is_err() {
+        return None;
+    }
+    loop {
+        match receiver.recv_timeout(Duration::from_millis(1)) {
+            Ok(table) => return table,
+            Err(RecvTimeoutError::Timeout) if !stop.load(Ordering::Relaxed) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Fault>) -> Event {
+    match job {
+        Job::Search(mut request) => {
+            if fault == Some(Fault::Panic) {
+                panic!("DODGEM_DEBUG_FAULT=panic: the search panics on purpose");
+            }
+            if request.settings.tablebase {
+                let tablebases = shared.tablebases.read().clone();
+                request.table = table_for(&tablebases, &request, &shared.signals.stop);
+            }
+            let mut tables = shared.tables.lock();
+            log::debug!("search: {:?}", request.limits);
+            let mut report = |info: Info| {
+                let _ = events.send(Event::Info(info));
+                match fault {
+                    Some(Fault::PanicAfterInfo) => {
+                        panic!("DODGEM_DEBUG_FAULT=panic-after-info: the search panics on purpose")
+                    }
+                    Some(Fault::Hang) => loop {
+                        std::thread::sleep(Duration::from_secs(1));
+                    },
+                    _ => {}
+                }
+            };
+            let outcome = search(&request, &mut tables, &shared.signals, &mut report);
+            log::debug!("search done: {outcome:?}");
+            Event::SearchDone(outcome)
+        }
+        Job::Perft { position, depth } => {
+            let result = perft::divide_until(&position, depth, &shared.signals.stop);
+            Event::PerftDone(result)
+        }
+        Job::Bench { depth } => Event::BenchDone(bench::run(depth, &shared.signals)),
+        Job::ResizeHash { mb, previous } => {
+            let mut tables = shared.tables.lock();
+            // Free the old table first (in the background), so old and
+            // new are never both in use.
+            tables
+                .tt
+                .replace_with(TranspositionTable::new(TranspositionTable::MIN_MB));
+            let (tt, in_effect, error) = match TranspositionTable::try_new(mb) {
+                Ok(tt) => (tt, mb, None),
+                Err(message) => match TranspositionTable::try_new(previous) {
+                    Ok(tt) => (tt, previous, Some(message)),
+                    Err(_) => (
+                        TranspositionTable::new(TranspositionTable::MIN_MB),
+                        TranspositionTable::MIN_MB,
+                        Some(message),
+                    ),
+                },
+            };
+            tables.tt = tt;
+            Event::HashResized { in_effect, error }
+        }
+        Job::Clear { history } => {
+            let mut tables = shared.tables.lock();
+            if history {
+                tables.clear();
+            } else {
+                tables.tt.clear();
+            }
+            Event::Cleared
+        }
+    }
+}
+
+/// The thread that loads table files (`TablebasePath`), one value at a
+/// time in order, and swaps the loaded set in; it also builds built-in
+/// tables asked for (`solve`). Dropping it ends it.
+pub struct TableLoader {
+    jobs: Sender<LoaderJob>,
+}
+
+enum LoaderJob {
+    Load(String),
+    Build(usize, crate::board::Rules),
+}
+
+impl TableLoader {
+    /// Starts the thread; each load's result arrives on the receiver.
+    pub fn spawn(shared: Arc<Shared>) -> (TableLoader, Receiver<TablesLoaded>) {
+        let (jobs, inbox) = crossbeam_channel::unbounded::<LoaderJob>();
+        let (results, receiver) = crossbeam_channel::unbounded();
+        std::thread::Builder::new()
+            .name("table loader".into())
+            .spawn(move || {
+                for job in inbox {
+                    let list = match job {
+                        LoaderJob::Load(list) => list,
+                        LoaderJob::Build(size, rules) => {
+                            let built = catch_unwind(|| tablebase::builtin(size, rules));
+                            if let Err(payload) = built {
+                                log::error!(
+                                    "building the {size}x{size} table failed: {}",
+                                    panic_message(payload.as_ref())
+                                );
+                            }
+                            let done = TablesLoaded {
+                                loaded: Vec::new(),
+                                errors: Vec::new(),
+                            };
+                            if results.send(done).is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                    };
+                    let result =
+                        catch_unwind(AssertUnwindSafe(|| tablebase::load_path_list(&list)));
+                    let done = match result {
+                        Ok(loaded) => {
+                            *shared.tablebases.write() = Tablebases::new(loaded.tables);
+                            TablesLoaded {
+                                loaded: loaded.descriptions,
+                                errors: loaded.errors,
+                            }
+                        }
+                        Err(payload) => TablesLoaded {
+                            loaded: Vec::new(),
+                            errors: vec![format!(
+                                "loading failed ({}); the tables loaded before are kept",
+                                panic_message(payload.as_ref())
+                            )],
+                        },
+                    };
+                    if results.send(done).is_err() {
+                        break;
+                    }
+                }
+            })
+            .expect("failed to start the table loader thread");
+        (TableLoader { jobs }, receiver)
+    }
+
+    /// Queues the load of a `TablebasePath` value.
+    pub fn load(&self, list: String) {
+        // The thread ends only when this sender is dropped.
+        let _ = self.jobs.send(LoaderJob::Load(list));
+    }
+
+    /// Queues the build of the built-in table for `size` under `rules`
+    /// (its result is an empty [`TablesLoaded`]).
+    pub fn build(&self, size: usize, rules: crate::board::Rules) {
+        let _ = self.jobs.send(LoaderJob::Build(size, rules));
     }
 }

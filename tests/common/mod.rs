@@ -10,7 +10,8 @@
 //! the timing-dependent numbers of a reply line.
 //!
 //! [`timing`] and [`shared`] serialise the timing-critical tests against
-//! every other test that runs engines (see their docs).
+//! every other test that runs engines (see their docs). [`gui`] starts
+//! `dodgem gui` and talks raw HTTP to it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -19,12 +20,18 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+pub mod gui;
+
 /// The engine binary cargo built for this test run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_dodgem");
 
 /// A generous wait for replies that have no timing requirement of their own
 /// (CI runs the tests in parallel on two cores).
 pub const LONG: Duration = Duration::from_secs(20);
+
+/// `stop` and `isready` must be answered within this (the requirement);
+/// tests that check it hold [`timing`].
+pub const REPLY_BOUND: Duration = Duration::from_millis(20);
 
 /// How many recent lines a failure message quotes.
 const TAIL: usize = 40;
@@ -60,7 +67,10 @@ pub enum Recv {
 pub struct Engine {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Receiver<(String, Instant)>,
+    /// Each stdout line byte for byte (newline removed).
+    lines: Receiver<(Vec<u8>, Instant)>,
+    /// Lines that were not UTF-8 (see [`Engine::assert_utf8`]).
+    not_utf8: Vec<Vec<u8>>,
     stderr: Option<JoinHandle<Vec<u8>>>,
     /// What was sent (`> `) and received (`< `), for failure messages.
     log: Vec<String>,
@@ -122,8 +132,7 @@ impl Engine {
                     if buffer.last() == Some(&b'\n') {
                         buffer.pop();
                     }
-                    let line = String::from_utf8_lossy(&buffer).into_owned();
-                    if sender.send((line, at)).is_err() {
+                    if sender.send((buffer.clone(), at)).is_err() {
                         break;
                     }
                 }
@@ -143,6 +152,7 @@ impl Engine {
             child,
             lines,
             stderr,
+            not_utf8: Vec::new(),
             log: Vec::new(),
             eof: false,
         }
@@ -179,7 +189,16 @@ impl Engine {
             return Recv::Eof;
         }
         match self.lines.recv_timeout(timeout) {
-            Ok((line, at)) => {
+            Ok((bytes, at)) => {
+                let line = match String::from_utf8(bytes) {
+                    Ok(line) => line,
+                    Err(error) => {
+                        let bytes = error.into_bytes();
+                        let line = String::from_utf8_lossy(&bytes).into_owned();
+                        self.not_utf8.push(bytes);
+                        line
+                    }
+                };
                 self.log.push(format!("< {}", shorten(&line)));
                 Recv::Line(line, at)
             }
@@ -307,6 +326,56 @@ impl Engine {
                     panic!("the engine did not close its output within {timeout:?}{context}");
                 }
             }
+        }
+    }
+
+    /// The `Fen:` line of `d` (the position the engine holds).
+    pub fn fen(&mut self) -> String {
+        self.send("d");
+        let (line, _) = self.wait_for("Fen: ", LONG);
+        line["Fen: ".len()..].to_string()
+    }
+
+    /// The legal moves that `d` lists for the current position.
+    pub fn legal_moves(&mut self) -> Vec<String> {
+        let out = self.send_all(&["d"]);
+        let line = out
+            .iter()
+            .find_map(|line| line.strip_prefix("Legal moves:"))
+            .unwrap_or_else(|| panic!("no `Legal moves:` line in {out:?}"));
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// The process id (to look at its threads, memory or CPU time).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Sends `quit`, closes stdin and asserts a prompt exit with status 0.
+    pub fn quit(&mut self) {
+        self.send("quit");
+        self.close_stdin();
+        let status = self.wait_exit(LONG);
+        let context = self.context();
+        assert!(status.success(), "exit {status} after quit{context}");
+    }
+
+    /// Panics if any stdout line so far was not UTF-8. Together with a
+    /// check of the decoded lines for control characters this is a
+    /// byte-exact check: a stray byte (a lone `0x9b`, a C1 control) cannot
+    /// hide behind the replacement character.
+    pub fn assert_utf8(&self, context: &str) {
+        if let Some(bytes) = self.not_utf8.first() {
+            panic!(
+                "{} stdout line(s) not UTF-8, the first {bytes:?}, after {context}{}",
+                self.not_utf8.len(),
+                self.context()
+            );
         }
     }
 
@@ -495,15 +564,39 @@ pub fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
+/// A small deterministic generator (xorshift64*, seeded with a non-zero
+/// number), so failures reproduce.
 pub struct Rng(pub u64);
 
 impl Rng {
-    /// A number in `0..n`.
-    pub fn below(&mut self, n: usize) -> usize {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() >> 33) as usize % n
+    }
+
+    /// One of `items` (not empty).
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    /// True once in `one_in` times on average.
+    pub fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+}
+
+/// A fresh, empty directory for one test's files, named after it.
+pub fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dodgem-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("cannot make a scratch directory");
+    dir
 }
