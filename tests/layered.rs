@@ -1,24 +1,17 @@
 //! The layered solver: the published 3 x 3 counts, agreement with the
 //! dense solver on every 4 x 4 position, the independent verifier, resume
 //! to byte-identical files, and damaged or foreign files refused.
-//! Self-contained: no shared test helpers.
 
 use std::collections::{HashSet, VecDeque};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+use std::time::Duration;
 
+use crate::common::{run, scratch, shared};
 use dodgem::board::{Color, Position, Rules};
 use dodgem::solver::{
     self, Dtz, Kind, LayerError, LayeredError, Plan, Tables, Values, compare_with_dense,
     layer_path, read_layer, solve_layers, verify, write_layer,
 };
-
-/// A fresh directory under the system's temporary directory.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dodgem-layered-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 fn plan(dir: &Path, size: usize, rules: Rules, stop: Option<u64>) -> Plan {
     Plan {
@@ -69,6 +62,7 @@ fn reachable_counts(tables: &Tables, size: usize) -> (u64, u64, u64) {
 
 #[test]
 fn three_by_three_matches_the_published_counts() {
+    let _cpu = shared();
     for (rules, wins, losses) in [(Rules::Textbook, 1_120, 843), (Rules::Classic, 1_123, 840)] {
         let dir = scratch(&format!("3x3-{}", rules.name()));
         solve(&dir, 3, rules);
@@ -94,6 +88,7 @@ fn three_by_three_matches_the_published_counts() {
 
 #[test]
 fn four_by_four_agrees_with_the_dense_solver_and_passes_the_verifier() {
+    let _cpu = shared();
     for rules in Rules::ALL {
         let dir = scratch(&format!("4x4-{}", rules.name()));
         solve(&dir, 4, rules);
@@ -135,6 +130,7 @@ fn falsify(dir: &Path, kind: Kind, a: u32, b: u32) {
 
 #[test]
 fn the_verifier_finds_a_wrong_value_and_a_damaged_file() {
+    let _cpu = shared();
     let dir = scratch("verify");
     solve(&dir, 4, Rules::Textbook);
     let kind = plan(&dir, 4, Rules::Textbook, None).kind;
@@ -176,6 +172,7 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn a_stopped_solve_resumes_to_the_same_files() {
+    let _cpu = shared();
     let whole = scratch("resume-whole");
     let parts = scratch("resume-parts");
     solve(&whole, 4, Rules::Classic);
@@ -207,6 +204,7 @@ fn a_stopped_solve_resumes_to_the_same_files() {
 
 #[test]
 fn damaged_truncated_and_foreign_files_are_refused() {
+    let _cpu = shared();
     let dir = scratch("refuse");
     solve(&dir, 3, Rules::Textbook);
     let kind = plan(&dir, 3, Rules::Textbook, None).kind;
@@ -255,18 +253,18 @@ fn damaged_truncated_and_foreign_files_are_refused() {
     std::fs::remove_dir_all(&other).unwrap();
 }
 
+/// A bound on one small solve from the shell, far above what it takes.
+const SOLVE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Runs `dodgem <args>`: whether it succeeded, and its stdout and stderr.
 fn dodgem(args: &[&str]) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_dodgem"))
-        .args(args)
-        .output()
-        .expect("the dodgem binary runs");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    (output.status.success(), text)
+    let output = run(args, SOLVE_TIMEOUT);
+    (output.status.success(), output.stdout + &output.stderr)
 }
 
 #[test]
 fn the_solve_command_stops_resumes_checks_and_verifies() {
+    let _cpu = shared();
     let dir = scratch("cli");
     let out = dir.to_str().unwrap();
     let (ok, text) = dodgem(&[
@@ -316,6 +314,7 @@ fn the_solve_command_stops_resumes_checks_and_verifies() {
 
 #[test]
 fn endgame_tables_match_the_whole_board() {
+    let _cpu = shared();
     // Positions with at most two cars a side form a closed game: their
     // tables must give exactly what the whole board's tables give.
     let whole = scratch("endgame-whole");
@@ -365,6 +364,7 @@ fn endgame_tables_match_the_whole_board() {
 
 #[test]
 fn two_byte_cells_and_wide_files_give_the_same_values() {
+    let _cpu = shared();
     // Pairs whose distances overflow a byte are solved with two bytes a
     // slot and, beyond 126 plies, stored two bytes a value: both paths
     // must agree with the usual one.
