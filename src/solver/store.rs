@@ -636,7 +636,8 @@ impl Tables {
     /// A missing or bad manifest, or one naming tables that cannot exist.
     pub fn open(dir: &Path) -> Result<Tables, LayerError> {
         let kind = read_kind(dir)?;
-        let shape = Shape::new(kind.size, kind.max_cars).ok_or_else(|| {
+        // The size of the index is checked before it is built.
+        let shape = super::layered::shape_of(kind).ok().ok_or_else(|| {
             LayerError::Manifest(
                 dir.join(MANIFEST),
                 format!(
