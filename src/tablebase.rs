@@ -503,6 +503,16 @@ impl Layered {
     /// # Errors
     /// What is wrong, naming the directory or the file.
     pub fn open(dir: &Path) -> Result<Layered, String> {
+        // Every file is looked at before it is opened: a FIFO or a device
+        // in its place must not block the loader.
+        let not_a_file = |path: &Path| {
+            std::fs::metadata(path)
+                .is_ok_and(|m| !m.is_file())
+                .then(|| TableError::NotAFile(path.to_path_buf()).to_string())
+        };
+        if let Some(error) = not_a_file(&dir.join(solver::MANIFEST)) {
+            return Err(error);
+        }
         let tables = solver::Tables::open(dir).map_err(|e| match e {
             solver::LayerError::Io(_, ref io) if io.kind() == io::ErrorKind::NotFound => format!(
                 "{} holds no dodgem tables (no manifest: a directory must be one \
@@ -515,6 +525,9 @@ impl Layered {
         for (a, b) in shape.pairs() {
             for (black, white) in [(a, b), (b, a)] {
                 let layer = shape.layer(black, white);
+                if let Some(error) = not_a_file(&solver::layer_path(dir, black, white)) {
+                    return Err(error);
+                }
                 if solver::read_header(dir, kind, &layer)
                     .map_err(|e| escape(&e.to_string()))?
                     .is_none()

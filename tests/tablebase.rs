@@ -621,6 +621,13 @@ fn a_bad_table_directory_is_refused_and_the_engine_carries_on() {
     .unwrap();
     let garbled = copy("garbled");
     std::fs::write(manifest(&garbled), "hello\n").unwrap();
+    // A FIFO in place of the manifest must not block the loader.
+    let piped = root.join("piped");
+    std::fs::create_dir_all(&piped).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(manifest(&piped))
+        .status()
+        .is_ok_and(|status| status.success());
 
     let mut engine = Engine::start();
     engine.send_all(&[
@@ -635,6 +642,14 @@ fn a_bad_table_directory_is_refused_and_the_engine_carries_on() {
         (&relabelled, "is from 4x4 classic tables"),
         (&oversized, "no tables for size 4 with at most 4 cars"),
         (&garbled, "not a dodgem tables manifest"),
+        (
+            &piped,
+            if fifo {
+                "is not a regular file"
+            } else {
+                "no dodgem tables"
+            },
+        ),
     ] {
         let lines = engine.send_all(&[&format!(
             "setoption name TablebasePath value {}",

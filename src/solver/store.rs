@@ -40,7 +40,8 @@ use crate::board::{Position, Rules};
 const MAGIC: &[u8; 8] = b"DODGEMLT";
 const VERSION: u32 = 1;
 const HEADER_LEN: usize = 80;
-const MANIFEST: &str = "dodgem-tables.txt";
+/// The manifest's name in a table directory.
+pub const MANIFEST: &str = "dodgem-tables.txt";
 /// zstd level: fast, and the value runs compress well at any level.
 const ZSTD_LEVEL: i32 = 3;
 
