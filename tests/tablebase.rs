@@ -685,3 +685,37 @@ fn a_bad_table_directory_is_refused_and_the_engine_carries_on() {
     std::fs::remove_dir_all(&root).unwrap();
     std::fs::remove_dir_all(&good).unwrap();
 }
+
+#[test]
+fn layered_move_values_agree_with_the_stored_values() {
+    // The value the engine gives each move, from its successor's stored
+    // value, must make the best move's value the position's own stored
+    // value: the rule it plays by is the rule the solver stored.
+    let mut rng = Rng(0x5EED_1A7E);
+    for (size, rules, max_cars) in [
+        (4, Rules::Textbook, 3),
+        (4, Rules::Classic, 3),
+        (5, Rules::Textbook, 2),
+    ] {
+        let dir = layered_dir(
+            &format!("tbdir-agree-{size}-{}", rules.name()),
+            size,
+            rules,
+            max_cars,
+        );
+        let layered = tablebase::Layered::open(&dir).unwrap();
+        let mut checked = 0;
+        for _ in 0..1000 {
+            let position = random_covered(&mut rng, size, max_cars as usize, rules);
+            assert!(layered.covers(&position, rules));
+            let ranked = layered.rank_moves(&position);
+            if let Some(&(_, best)) = ranked.first() {
+                let fen = format_position(&position);
+                assert_eq!(Some(best), layered.probe(&position), "{fen}: {ranked:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 800, "{checked}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
