@@ -56,6 +56,7 @@ fn play(
                 ..Settings::default()
             },
             table: None,
+            layered: None,
         };
         let outcome = search(
             &request,

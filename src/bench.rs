@@ -135,6 +135,7 @@ pub fn run(depth: u32, signals: &Signals) -> BenchReport {
                 ..Settings::default()
             },
             table: None,
+            layered: None,
         };
         let outcome = search(&request, &mut tables, signals, &mut |_| {});
         stopped = signals.stop.load(Ordering::Relaxed);

@@ -539,6 +539,7 @@ impl<W: Write> Engine<W> {
             settings: self.options.settings(),
             // The search thread finds the table (it may have to solve it).
             table: None,
+            layered: None,
         }
     }
 
@@ -832,7 +833,15 @@ impl<W: Write> Engine<W> {
             Some(_) => Some(Value::Loss(0)),
             None => {
                 let size = position.size();
-                let loaded = self.shared.tablebases.read().loaded_for(size, rules);
+                let tablebases = self.shared.tablebases.read().clone();
+                let loaded = tablebases.loaded_for(size, rules);
+                if loaded.is_none()
+                    && let Some(layered) = tablebases.layered_for(&position, rules)
+                    && let Some(value) = layered.probe(&position)
+                {
+                    self.solve_built = false;
+                    return self.say(&response::solve_dtz_line(value));
+                }
                 let table = loaded.or_else(|| tablebase::builtin_if_built(size, rules));
                 if table.is_none() && tablebase::has_builtin(size) && !self.solve_built {
                     // Built beside this thread; this `solve` (and the input

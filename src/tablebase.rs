@@ -35,7 +35,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::board::{Color, Move, Outcome, Position, Rules, WinReason};
 use crate::protocol::escape;
-use crate::solver::{self, Cars, Indexer, Solution};
+use crate::solver::{self, Cars, Dtz, Indexer, Solution};
 
 pub use crate::solver::Value;
 
@@ -472,16 +472,182 @@ pub fn builtin(size: usize, rules: Rules) -> Option<Arc<Table>> {
     Some(Arc::clone(table))
 }
 
-/// The tables an engine may consult: files it loaded, then the built-in
-/// sizes.
+/// A directory of layered tables (written by `dodgem solve --out DIR`) in
+/// use: win, draw or loss and the distance to the next progress move of
+/// every position of one size and rule with at most a number of cars a
+/// side (see [`solver::Tables`]).
+pub struct Layered {
+    tables: solver::Tables,
+}
+
+impl fmt::Debug for Layered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = self.kind();
+        write!(
+            f,
+            "Layered({n}x{n} {} max-cars {} in {})",
+            kind.rules.name(),
+            kind.max_cars,
+            self.tables.dir().display(),
+            n = kind.size
+        )
+    }
+}
+
+impl Layered {
+    /// Opens the tables in `dir`: its manifest is read and every layer file
+    /// it needs must be there, with a header of the manifest's size, rule
+    /// and car limit and of the right length (values are checked against
+    /// their checksum when a layer is first probed).
+    ///
+    /// # Errors
+    /// What is wrong, naming the directory or the file.
+    pub fn open(dir: &Path) -> Result<Layered, String> {
+        // Every file is looked at before it is opened: a FIFO or a device
+        // in its place must not block the loader.
+        let not_a_file = |path: &Path| {
+            std::fs::metadata(path)
+                .is_ok_and(|m| !m.is_file())
+                .then(|| TableError::NotAFile(path.to_path_buf()).to_string())
+        };
+        if let Some(error) = not_a_file(&dir.join(solver::MANIFEST)) {
+            return Err(error);
+        }
+        let tables = solver::Tables::open(dir).map_err(|e| match e {
+            solver::LayerError::Io(_, ref io) if io.kind() == io::ErrorKind::NotFound => format!(
+                "{} holds no dodgem tables (no manifest: a directory must be one \
+                 `dodgem solve --out` wrote)",
+                shown(dir)
+            ),
+            e => escape(&e.to_string()),
+        })?;
+        let (kind, shape) = (tables.kind(), tables.shape());
+        for (a, b) in shape.pairs() {
+            for (black, white) in [(a, b), (b, a)] {
+                let layer = shape.layer(black, white);
+                if let Some(error) = not_a_file(&solver::layer_path(dir, black, white)) {
+                    return Err(error);
+                }
+                if solver::read_header(dir, kind, &layer)
+                    .map_err(|e| escape(&e.to_string()))?
+                    .is_none()
+                {
+                    return Err(format!(
+                        "{} is incomplete: {} is missing (is the solve finished?)",
+                        shown(dir),
+                        shown(&solver::layer_path(dir, black, white))
+                    ));
+                }
+            }
+        }
+        Ok(Layered { tables })
+    }
+
+    /// Board size, rule and car limit.
+    pub fn kind(&self) -> solver::Kind {
+        self.tables.kind()
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.tables.dir()
+    }
+
+    /// Whether the tables hold `position` under `rules`: its size and
+    /// rule, both sides with a car on the board and at most the limit.
+    pub fn covers(&self, position: &Position, rules: Rules) -> bool {
+        let kind = self.kind();
+        let cars = |color| position.cars(color).count_ones();
+        kind.size == position.size()
+            && kind.rules == rules
+            && (1..=kind.max_cars).contains(&cars(Color::Black))
+            && (1..=kind.max_cars).contains(&cars(Color::White))
+    }
+
+    /// The stored value of `position` for the side to move; `None` when
+    /// the tables do not cover it or its layer file cannot be read (logged).
+    pub fn probe(&self, position: &Position) -> Option<Dtz> {
+        match self.tables.probe(position) {
+            Ok(value) => value,
+            Err(error) => {
+                log::error!("probing {self:?}: {error}");
+                None
+            }
+        }
+    }
+
+    /// Every legal move of a covered `position` with the value it gives
+    /// the side to move (as [`Layered::probe`] would say of `position` were
+    /// it the best move), best first: a progress move into a position lost
+    /// for the opponent (or the last car off) wins at distance 1, a
+    /// sideways move into a loss at distance `d` wins at `d + 1`; losses
+    /// likewise, the longest first; ties in move-generation order. Empty
+    /// when `position` is not covered or a value cannot be read.
+    pub fn rank_moves(&self, position: &Position) -> Vec<(Move, Dtz)> {
+        let side = position.side_to_move();
+        if position.cars(side) == 0 || position.cars(side.other()) == 0 {
+            return Vec::new();
+        }
+        let mut ranked = Vec::new();
+        for &mv in position.legal_moves().as_slice() {
+            let child = position.play(mv);
+            let progress = mv.is_irreversible(side);
+            let value = if child.cars(side) == 0 {
+                Dtz::Win(1)
+            } else {
+                match self.probe(&child) {
+                    None => return Vec::new(),
+                    Some(Dtz::Draw) => Dtz::Draw,
+                    Some(Dtz::Loss(_)) if progress => Dtz::Win(1),
+                    Some(Dtz::Loss(d)) => Dtz::Win(d + 1),
+                    Some(Dtz::Win(_)) if progress => Dtz::Loss(1),
+                    Some(Dtz::Win(d)) => Dtz::Loss(d + 1),
+                }
+            };
+            ranked.push((mv, value));
+        }
+        ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(dtz_preference(value)));
+        ranked
+    }
+}
+
+/// Orders layered values from the side to move's view: larger is better
+/// (nearer wins, then draws, then farther losses).
+pub fn dtz_preference(value: Dtz) -> i64 {
+    Value::from(value).preference()
+}
+
+impl From<Dtz> for Value {
+    /// The same result with the distance to progress in place of the
+    /// distance to the end (for ordering; not a distance to the end).
+    fn from(value: Dtz) -> Value {
+        match value {
+            Dtz::Win(d) => Value::Win(d),
+            Dtz::Draw => Value::Draw,
+            Dtz::Loss(d) => Value::Loss(d),
+        }
+    }
+}
+
+/// The tables an engine may consult: files it loaded, directories of
+/// layered tables it loaded, then the built-in sizes.
 #[derive(Clone, Debug, Default)]
 pub struct Tablebases {
     loaded: Vec<Arc<Table>>,
+    layered: Vec<Arc<Layered>>,
 }
 
 impl Tablebases {
-    pub fn new(loaded: Vec<Arc<Table>>) -> Tablebases {
-        Tablebases { loaded }
+    pub fn new(loaded: Vec<Arc<Table>>, layered: Vec<Arc<Layered>>) -> Tablebases {
+        Tablebases { loaded, layered }
+    }
+
+    /// The layered tables that cover `position` under `rules`, if any
+    /// (the first loaded of those that do).
+    pub fn layered_for(&self, position: &Position, rules: Rules) -> Option<Arc<Layered>> {
+        self.layered
+            .iter()
+            .find(|t| t.covers(position, rules))
+            .cloned()
     }
 
     /// Tables loaded from files.
@@ -509,18 +675,37 @@ impl Tablebases {
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub tables: Vec<Arc<Table>>,
+    pub layered: Vec<Arc<Layered>>,
     /// One line per table read: what it covers and where it came from.
     pub descriptions: Vec<String>,
     /// One message per file that could not be used.
     pub errors: Vec<String>,
 }
 
-/// Loads every file of a `TablebasePath` value (paths separated as in the
-/// `PATH` variable).
+/// Loads every file and directory of a `TablebasePath` value (paths
+/// separated as in the `PATH` variable): a file holds a dense table, a
+/// directory layered tables.
 pub fn load_path_list(list: &str) -> Loaded {
     let mut loaded = Loaded::default();
     for path in std::env::split_paths(list) {
         if path.as_os_str().is_empty() {
+            continue;
+        }
+        if path.is_dir() {
+            match Layered::open(&path) {
+                Ok(layered) => {
+                    let kind = layered.kind();
+                    loaded.descriptions.push(format!(
+                        "{n}x{n} {} layered tables (at most {} cars a side) from {}",
+                        kind.rules.name(),
+                        kind.max_cars,
+                        shown(&path),
+                        n = kind.size
+                    ));
+                    loaded.layered.push(Arc::new(layered));
+                }
+                Err(error) => loaded.errors.push(error),
+            }
             continue;
         }
         match Table::load(&path) {

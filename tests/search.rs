@@ -17,6 +17,7 @@ fn run(position: &str, rules: Rules, limits: Limits, multipv: usize) -> (SearchR
             ..Settings::default()
         },
         table: None,
+        layered: None,
     };
     let mut tables = Tables::new(16);
     let mut infos = Vec::new();
@@ -174,6 +175,7 @@ fn a_third_occurrence_is_a_draw_and_saves_a_lost_game() {
         limits: depth(4),
         settings: Settings::default(),
         table: None,
+        layered: None,
     };
     let mut infos = Vec::new();
     let outcome = search(

@@ -366,3 +366,356 @@ fn the_solve_command_reports_and_writes_a_table_the_engine_loads() {
     assert!(!status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Layered tables of `size` under `rules` with at most `max_cars` cars a
+/// side, solved into a fresh directory (a fraction of a second for the
+/// sizes used here).
+fn layered_dir(name: &str, size: usize, rules: Rules, max_cars: u32) -> std::path::PathBuf {
+    let dir = crate::common::scratch(name);
+    let plan = solver::Plan {
+        kind: solver::Kind {
+            size,
+            rules,
+            max_cars,
+        },
+        dir: dir.clone(),
+        threads: 2,
+        stop_after_layers: None,
+        two_bytes: false,
+    };
+    let outcome = solver::solve_layers(&plan, &mut |_| {}).unwrap();
+    assert!(!outcome.stopped);
+    dir
+}
+
+/// A random position with 1 to `max_cars` cars a side, anywhere on the
+/// board, not finished; `side` to move.
+fn random_covered(rng: &mut Rng, size: usize, max_cars: usize, rules: Rules) -> Position {
+    loop {
+        let mut grid = vec!['.'; size * size];
+        for car in ['B', 'W'] {
+            for _ in 0..1 + rng.below(max_cars) {
+                let empty: Vec<usize> = (0..grid.len()).filter(|&i| grid[i] == '.').collect();
+                grid[*rng.pick(&empty)] = car;
+            }
+        }
+        let rows: Vec<String> = grid
+            .chunks(size)
+            .map(|row| {
+                let mut text = String::new();
+                let mut gap = 0;
+                for &c in row {
+                    if c == '.' {
+                        gap += 1;
+                    } else {
+                        if gap > 0 {
+                            text.push_str(&gap.to_string());
+                        }
+                        gap = 0;
+                        text.push(c);
+                    }
+                }
+                if gap > 0 {
+                    text.push_str(&gap.to_string());
+                }
+                text
+            })
+            .collect();
+        let side = if rng.chance(2) { "b" } else { "w" };
+        let fen = format!("{} {side}", rows.join("/"));
+        if let Ok(position) = dodgem::notation::parse_position(&fen)
+            && position.outcome(rules).is_none()
+        {
+            return position;
+        }
+    }
+}
+
+/// The `solve` answer layered tables give for `value`.
+fn dtz_answer(value: solver::Dtz) -> String {
+    match value {
+        solver::Dtz::Win(d) => format!("solve win dtz {d}"),
+        solver::Dtz::Loss(d) => format!("solve loss dtz {d}"),
+        solver::Dtz::Draw => "solve draw".to_string(),
+    }
+}
+
+#[test]
+fn layered_tables_answer_solve_and_play_out_as_they_predict() {
+    let _cpu = shared();
+    let mut rng = Rng(0x1A7E_12ED);
+    let (mut decided, mut drawn) = (0, 0);
+    for (size, rules, max_cars, games) in [
+        (4, Rules::Textbook, 3, 30),
+        (4, Rules::Classic, 3, 20),
+        (5, Rules::Classic, 2, 30),
+    ] {
+        let dir = layered_dir(
+            &format!("tbdir-{size}-{}", rules.name()),
+            size,
+            rules,
+            max_cars,
+        );
+        let tables = solver::Tables::open(&dir).unwrap();
+        let dense = tablebase::builtin(size, rules);
+        let mut engine = Engine::start();
+        let lines = engine.send_all(&[
+            &format!("setoption name Rules value {}", rules.name()),
+            &format!("setoption name TablebasePath value {}", dir.display()),
+        ]);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string loaded") && l.contains("layered tables")),
+            "{lines:?}"
+        );
+        for _ in 0..games {
+            let start = random_covered(&mut rng, size, max_cars as usize, rules);
+            let fen = format_position(&start);
+            let predicted = tables.probe(&start).unwrap().expect("covered");
+            if let Some(dense) = &dense {
+                // An independent check of win, draw or loss.
+                let exact = dense.probe(&start).unwrap();
+                let same = matches!(
+                    (predicted, exact),
+                    (solver::Dtz::Win(_), Value::Win(_))
+                        | (solver::Dtz::Draw, Value::Draw)
+                        | (solver::Dtz::Loss(_), Value::Loss(_))
+                );
+                assert!(same, "{fen}: {predicted:?} against {exact:?}");
+            }
+            engine.send_all(&[&format!("position fen {fen}")]);
+            assert_eq!(solve(&mut engine), dtz_answer(predicted), "{fen}");
+
+            // The engine plays both sides. A decided game ends with the
+            // predicted winner without any position repeating, within
+            // the bound progress sets: each side's progress can rise at
+            // most 2 * size * size times, and between two progress moves
+            // the winner's distance falls at every one of its moves. A
+            // drawn game is cut off after a while, never having left the
+            // draw.
+            let longest = 2 * 128;
+            let limit = match predicted {
+                solver::Dtz::Draw => 30,
+                _ => 4 * size * size * longest,
+            };
+            let mut moves: Vec<String> = Vec::new();
+            let mut position = start;
+            let mut seen = std::collections::HashSet::from([position.key()]);
+            let mut repeated = false;
+            while moves.len() < limit && position.outcome(rules).is_none() {
+                let lines = engine.go("go depth 1", LONG);
+                if lines
+                    .iter()
+                    .any(|l| l.contains("draw by threefold repetition"))
+                {
+                    repeated = true;
+                    break;
+                }
+                assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+                let value = tables.probe(&position).unwrap().expect("covered");
+                if let solver::Dtz::Win(_) | solver::Dtz::Loss(_) = value {
+                    // Scores beyond any evaluation, the winner's positive.
+                    let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
+                    let (kind, score) = crate::common::info_score(info).unwrap();
+                    assert_eq!(kind, "cp", "{info}");
+                    assert_eq!(
+                        score > 20_000,
+                        matches!(value, solver::Dtz::Win(_)),
+                        "{info}"
+                    );
+                    assert!(score.abs() > 20_000, "{info}");
+                }
+                let best = best_move(lines.last().unwrap()).to_string();
+                let mv = dodgem::notation::parse_move(&best, &position).unwrap();
+                position = position.play(mv);
+                moves.push(best);
+                engine.send_all(&[&format!("position fen {fen} moves {}", moves.join(" "))]);
+                if predicted == solver::Dtz::Draw {
+                    if position.outcome(rules).is_none() {
+                        assert_eq!(
+                            tables.probe(&position).unwrap(),
+                            Some(solver::Dtz::Draw),
+                            "{fen} {moves:?}"
+                        );
+                    }
+                } else {
+                    assert!(seen.insert(position.key()), "{fen} {moves:?} repeats");
+                }
+            }
+            let ended = if repeated {
+                Some(Outcome::DrawByRepetition)
+            } else {
+                position.outcome(rules)
+            };
+            match predicted {
+                solver::Dtz::Draw => {
+                    drawn += 1;
+                    assert!(
+                        ended.is_none() || ended == Some(Outcome::DrawByRepetition),
+                        "{fen} {moves:?}: {ended:?}"
+                    );
+                }
+                solver::Dtz::Win(_) | solver::Dtz::Loss(_) => {
+                    decided += 1;
+                    let mover = start.side_to_move();
+                    let winner = if matches!(predicted, solver::Dtz::Win(_)) {
+                        mover
+                    } else {
+                        mover.other()
+                    };
+                    assert_eq!(
+                        ended.and_then(|o| o.winner()),
+                        Some(winner),
+                        "{fen} {moves:?}: {ended:?}"
+                    );
+                }
+            }
+        }
+        engine.quit();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert!(
+        decided >= 40 && drawn >= 5,
+        "{decided} decided, {drawn} drawn"
+    );
+}
+
+#[test]
+fn a_bad_table_directory_is_refused_and_the_engine_carries_on() {
+    let _cpu = shared();
+    let good = layered_dir("tbdir-good", 4, Rules::Classic, 3);
+    let root = crate::common::scratch("tbdir-bad");
+    let copy = |name: &str| {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(&good).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+        dir
+    };
+    let manifest = |dir: &std::path::Path| dir.join("dodgem-tables.txt");
+    let empty = root.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let incomplete = copy("incomplete");
+    let layer = std::fs::read_dir(&incomplete)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "dtz"))
+        .unwrap();
+    std::fs::remove_file(&layer).unwrap();
+    // The manifest says one rule, the layer files another.
+    let relabelled = copy("relabelled");
+    let text = std::fs::read_to_string(manifest(&relabelled)).unwrap();
+    std::fs::write(
+        manifest(&relabelled),
+        text.replace("rules classic", "rules textbook"),
+    )
+    .unwrap();
+    let oversized = copy("oversized");
+    std::fs::write(
+        manifest(&oversized),
+        text.replace("max-cars 3", "max-cars 4"),
+    )
+    .unwrap();
+    let garbled = copy("garbled");
+    std::fs::write(manifest(&garbled), "hello\n").unwrap();
+    // A FIFO in place of the manifest must not block the loader.
+    let piped = root.join("piped");
+    std::fs::create_dir_all(&piped).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(manifest(&piped))
+        .status()
+        .is_ok_and(|status| status.success());
+
+    let mut engine = Engine::start();
+    engine.send_all(&[
+        "setoption name Rules value textbook",
+        "position fen 4/B3/4/2W1 b",
+    ]);
+    let before = solve(&mut engine);
+    assert!(before.starts_with("solve "), "{before}");
+    for (dir, complaint) in [
+        (&empty, "no dodgem tables"),
+        (&incomplete, "incomplete"),
+        (&relabelled, "is from 4x4 classic tables"),
+        (&oversized, "no tables for size 4 with at most 4 cars"),
+        (&garbled, "not a dodgem tables manifest"),
+        (
+            &piped,
+            if fifo {
+                "is not a regular file"
+            } else {
+                "no dodgem tables"
+            },
+        ),
+    ] {
+        let lines = engine.send_all(&[&format!(
+            "setoption name TablebasePath value {}",
+            dir.display()
+        )]);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info string error:") && l.contains(complaint)),
+            "{complaint}: {lines:?}"
+        );
+        // Still answering, position kept, built-in table still in use.
+        assert_eq!(solve(&mut engine), before);
+        let lines = engine.go("go depth 1", Duration::from_secs(20));
+        assert!(is_bestmove(lines.last().unwrap()));
+    }
+    // The good directory loads, but covers another rule: the textbook
+    // answer stays the built-in table's.
+    let lines = engine.send_all(&[&format!(
+        "setoption name TablebasePath value {}",
+        good.display()
+    )]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info string loaded 4x4 classic layered tables")),
+        "{lines:?}"
+    );
+    assert_eq!(solve(&mut engine), before);
+    engine.send_all(&["setoption name Rules value classic"]);
+    assert!(solve(&mut engine).contains(" dtz "));
+    engine.quit();
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::remove_dir_all(&good).unwrap();
+}
+
+#[test]
+fn layered_move_values_agree_with_the_stored_values() {
+    // The value the engine gives each move, from its successor's stored
+    // value, must make the best move's value the position's own stored
+    // value: the rule it plays by is the rule the solver stored.
+    let mut rng = Rng(0x5EED_1A7E);
+    for (size, rules, max_cars) in [
+        (4, Rules::Textbook, 3),
+        (4, Rules::Classic, 3),
+        (5, Rules::Textbook, 2),
+    ] {
+        let dir = layered_dir(
+            &format!("tbdir-agree-{size}-{}", rules.name()),
+            size,
+            rules,
+            max_cars,
+        );
+        let layered = tablebase::Layered::open(&dir).unwrap();
+        let mut checked = 0;
+        for _ in 0..1000 {
+            let position = random_covered(&mut rng, size, max_cars as usize, rules);
+            assert!(layered.covers(&position, rules));
+            let ranked = layered.rank_moves(&position);
+            if let Some(&(_, best)) = ranked.first() {
+                let fen = format_position(&position);
+                assert_eq!(Some(best), layered.probe(&position), "{fen}: {ranked:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 800, "{checked}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -5,6 +5,7 @@ use crate::eval::{self, Evaluation};
 use crate::notation::{format_move, format_moves_sorted, format_position};
 use crate::options;
 use crate::search::Info;
+use crate::solver::Dtz;
 use crate::tablebase::Value;
 
 /// The engine's name and author as `uci` reports them.
@@ -123,6 +124,16 @@ pub fn solve_line(value: Option<Value>) -> String {
         Some(Value::Loss(plies)) => format!("solve loss {plies}"),
         Some(Value::Draw) => "solve draw".to_string(),
         None => "solve unknown".to_string(),
+    }
+}
+
+/// The `solve` answer from layered tables: the result and the distance
+/// in plies to the next progress move that keeps it.
+pub fn solve_dtz_line(value: Dtz) -> String {
+    match value {
+        Dtz::Win(plies) => format!("solve win dtz {plies}"),
+        Dtz::Loss(plies) => format!("solve loss dtz {plies}"),
+        Dtz::Draw => "solve draw".to_string(),
     }
 }
 

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::board::{Move, Position, Rules};
 use crate::eval::{Evaluation, evaluate_for_side_to_move, moves_to_go};
-use crate::tablebase::Table;
+use crate::tablebase::{Layered, Table};
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
 
@@ -88,6 +88,9 @@ pub struct Request {
     /// The solved table for this board and rule, when play should follow
     /// it (see [`crate::tablebase`]).
     pub table: Option<Arc<Table>>,
+    /// Layered tables that cover the root, when play should follow them
+    /// (and no `table` is set).
+    pub layered: Option<Arc<Layered>>,
 }
 
 /// Flags the protocol thread sets and the search reads.
@@ -165,10 +168,11 @@ pub fn search(
     signals: &Signals,
     report: &mut dyn FnMut(Info),
 ) -> SearchResult {
-    let probe = request
-        .table
-        .as_deref()
-        .and_then(|table| tablebase::probe_root(request, table, &signals.stop));
+    let probe = match (&request.table, &request.layered) {
+        (Some(table), _) => tablebase::probe_root(request, table, &signals.stop),
+        (None, Some(layered)) => tablebase::probe_layered_root(request, layered, &signals.stop),
+        (None, None) => None,
+    };
     match probe {
         None => Searcher::new(request, tables, signals).iterate(report),
         Some(tablebase::RootProbe::Decided(result, lines)) => {
@@ -184,6 +188,7 @@ pub fn search(
             drawn.settings.multipv = drawn.settings.multipv.min(moves.len());
             drawn.limits.searchmoves = moves;
             drawn.table = None;
+            drawn.layered = None;
             let mut exact = |mut info: Info| {
                 info.score = Score::Cp(DRAW);
                 info.tbhits = probes;

@@ -8,9 +8,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::{Info, MATE, Request, Score, SearchResult};
+use super::{Info, MATE, MAX_PLY, Request, Score, SearchResult};
 use crate::board::{Move, Position};
-use crate::tablebase::{Table, Value};
+use crate::solver::Dtz;
+use crate::tablebase::{Layered, Table, Value, dtz_preference};
 
 /// What the table says about the root.
 pub(super) enum RootProbe {
@@ -66,17 +67,28 @@ pub(super) fn probe_root(request: &Request, table: &Table, stop: &AtomicBool) ->
     {
         let mut pv = vec![mv];
         pv.extend(best_line(table, root.play(mv), &mut probes, stop));
-        lines.push((index + 1, value, pv));
+        lines.push((index + 1, score_of(value), pv));
     }
+    Some(decided(lines, probes, started, score_of(best)))
+}
+
+/// The result and info lines of a decided root: `lines` of (multipv,
+/// internal score, pv), the best first, found with `probes` lookups.
+fn decided(
+    lines: Vec<(usize, i32, Vec<Move>)>,
+    probes: u64,
+    started: Instant,
+    best: i32,
+) -> RootProbe {
     let time = started.elapsed();
     let nps = probes.saturating_mul(1_000_000) / (time.as_micros().max(1) as u64);
     let infos: Vec<Info> = lines
         .into_iter()
-        .map(|(multipv, value, pv)| Info {
+        .map(|(multipv, score, pv)| Info {
             depth: pv.len().max(1) as i32,
             seldepth: pv.len(),
             multipv,
-            score: Score::from_internal(score_of(value)),
+            score: Score::from_internal(score),
             nodes: probes,
             nps,
             hashfull: 0,
@@ -89,11 +101,11 @@ pub(super) fn probe_root(request: &Request, table: &Table, stop: &AtomicBool) ->
     let result = SearchResult {
         best_move: Some(main.pv[0]),
         ponder_move: main.pv.get(1).copied(),
-        score: score_of(best),
+        score: best,
         depth: main.depth,
         nodes: probes,
     };
-    Some(RootProbe::Decided(result, infos))
+    RootProbe::Decided(result, infos)
 }
 
 /// The line of best play from a decided `position` to the end of the
@@ -128,12 +140,115 @@ fn best_line(
 /// A move into a position seen twice before draws by threefold repetition,
 /// whatever the table says.
 fn repetition_adjusted(request: &Request, root: &Position, mv: Move, value: Value) -> Value {
+    if repeats(request, root, mv) {
+        Value::Draw
+    } else {
+        value
+    }
+}
+
+/// Whether `mv` from `root` makes a threefold repetition.
+fn repeats(request: &Request, root: &Position, mv: Move) -> bool {
     if mv.is_irreversible(root.side_to_move()) {
-        return value;
+        return false;
     }
     let key = root.play(mv).key();
-    let seen = request.history.iter().filter(|&&k| k == key).count();
-    if seen >= 2 { Value::Draw } else { value }
+    request.history.iter().filter(|&&k| k == key).count() >= 2
+}
+
+/// Internal score of a layered-table result for the side to move: a win
+/// at distance `d` to progress scores `TABLE_WIN - d`, beyond any
+/// evaluation but below the mate scores (the distance is not to the end of
+/// the game, so it cannot be reported as a mate).
+pub(super) fn layered_score(value: Dtz) -> i32 {
+    let near = |d: u32| TABLE_WIN - d.min(MAX_TABLE_DISTANCE) as i32;
+    match value {
+        Dtz::Win(d) => near(d),
+        Dtz::Loss(d) => -near(d),
+        Dtz::Draw => 0,
+    }
+}
+
+/// Score of a layered-table win at distance 0.
+pub(super) const TABLE_WIN: i32 = 30_000;
+/// Distances beyond this score as this one.
+const MAX_TABLE_DISTANCE: u32 = 1_000;
+
+/// Ranks the root moves with layered tables that cover the root, as
+/// [`probe_root`] does with a dense table: a decided root is played at
+/// once (the winner never cycles, the loser delays), a drawn one searched
+/// over the drawing moves. `None` when the tables have nothing to say.
+pub(super) fn probe_layered_root(
+    request: &Request,
+    layered: &Layered,
+    stop: &AtomicBool,
+) -> Option<RootProbe> {
+    let started = Instant::now();
+    let root = request.position;
+    let searchmoves = &request.limits.searchmoves;
+    let all = layered.rank_moves(&root);
+    let mut probes = all.len() as u64;
+    let mut ranked: Vec<(Move, Dtz)> = all
+        .into_iter()
+        .filter(|(mv, _)| searchmoves.is_empty() || searchmoves.contains(mv))
+        .map(|(mv, value)| {
+            let value = if repeats(request, &root, mv) {
+                Dtz::Draw
+            } else {
+                value
+            };
+            (mv, value)
+        })
+        .collect();
+    if ranked.is_empty() {
+        return None;
+    }
+    ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(dtz_preference(value)));
+    let best = ranked[0].1;
+    if best == Dtz::Draw {
+        let moves = ranked
+            .iter()
+            .take_while(|(_, value)| *value == Dtz::Draw)
+            .map(|&(mv, _)| mv)
+            .collect();
+        return Some(RootProbe::Drawn { moves, probes });
+    }
+    let mut lines = Vec::new();
+    for (index, &(mv, value)) in ranked
+        .iter()
+        .take(request.settings.multipv.max(1))
+        .enumerate()
+    {
+        let mut pv = vec![mv];
+        pv.extend(layered_line(layered, root.play(mv), &mut probes, stop));
+        lines.push((index + 1, layered_score(value), pv));
+    }
+    Some(decided(lines, probes, started, layered_score(best)))
+}
+
+/// The line of best play by layered tables from `position` (the winner
+/// making progress or nearing it, the loser delaying) until the game ends,
+/// the position is drawn, `stop` is set or [`MAX_PLY`] moves are made (a
+/// damaged table cannot make it endless).
+fn layered_line(
+    layered: &Layered,
+    mut position: Position,
+    probes: &mut u64,
+    stop: &AtomicBool,
+) -> Vec<Move> {
+    let mut line = Vec::new();
+    while !stop.load(Ordering::Relaxed) && line.len() < MAX_PLY {
+        let ranked = layered.rank_moves(&position);
+        *probes += ranked.len() as u64;
+        match ranked.first() {
+            Some(&(mv, Dtz::Win(_) | Dtz::Loss(_))) => {
+                line.push(mv);
+                position = position.play(mv);
+            }
+            _ => break,
+        }
+    }
+    line
 }
 
 #[cfg(test)]

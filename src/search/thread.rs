@@ -271,7 +271,16 @@ fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Faul
             }
             if request.settings.tablebase {
                 let tablebases = shared.tablebases.read().clone();
-                request.table = table_for(&tablebases, &request, &shared.signals.stop);
+                let rules = request.settings.rules;
+                let size = request.position.size();
+                // A loaded dense table first, then layered tables that
+                // cover the position, then the built-in tables.
+                if tablebases.loaded_for(size, rules).is_none() {
+                    request.layered = tablebases.layered_for(&request.position, rules);
+                }
+                if request.layered.is_none() {
+                    request.table = table_for(&tablebases, &request, &shared.signals.stop);
+                }
             }
             let mut tables = shared.tables.lock();
             log::debug!("search: {:?}", request.limits);
@@ -374,7 +383,8 @@ impl TableLoader {
                         catch_unwind(AssertUnwindSafe(|| tablebase::load_path_list(&list)));
                     let done = match result {
                         Ok(loaded) => {
-                            *shared.tablebases.write() = Tablebases::new(loaded.tables);
+                            *shared.tablebases.write() =
+                                Tablebases::new(loaded.tables, loaded.layered);
                             TablesLoaded {
                                 loaded: loaded.descriptions,
                                 errors: loaded.errors,

@@ -49,7 +49,8 @@ pub use moves::{Cars, Geometry};
 pub use reach::{Reachable, reachable};
 pub use report::{Counts, Report, describe, report};
 pub use store::{
-    Dtz, Kind, LayerError, Tables, Tally, Values, Wdl, layer_path, read_layer, write_layer,
+    Dtz, Header, Kind, LayerError, MANIFEST, Tables, Tally, Values, Wdl, layer_path, read_header,
+    read_layer, write_layer,
 };
 
 use crate::board::{Color, Rules};

@@ -40,7 +40,8 @@ use crate::board::{Position, Rules};
 const MAGIC: &[u8; 8] = b"DODGEMLT";
 const VERSION: u32 = 1;
 const HEADER_LEN: usize = 80;
-const MANIFEST: &str = "dodgem-tables.txt";
+/// The manifest's name in a table directory.
+pub const MANIFEST: &str = "dodgem-tables.txt";
 /// zstd level: fast, and the value runs compress well at any level.
 const ZSTD_LEVEL: i32 = 3;
 
@@ -636,7 +637,8 @@ impl Tables {
     /// A missing or bad manifest, or one naming tables that cannot exist.
     pub fn open(dir: &Path) -> Result<Tables, LayerError> {
         let kind = read_kind(dir)?;
-        let shape = Shape::new(kind.size, kind.max_cars).ok_or_else(|| {
+        // The size of the index is checked before it is built.
+        let shape = super::layered::shape_of(kind).ok().ok_or_else(|| {
             LayerError::Manifest(
                 dir.join(MANIFEST),
                 format!(
