@@ -691,6 +691,7 @@ fn layered_move_values_agree_with_the_stored_values() {
     // The value the engine gives each move, from its successor's stored
     // value, must make the best move's value the position's own stored
     // value: the rule it plays by is the rule the solver stored.
+    let _cpu = shared();
     let mut rng = Rng(0x5EED_1A7E);
     for (size, rules, max_cars) in [
         (4, Rules::Textbook, 3),
