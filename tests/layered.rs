@@ -1,6 +1,7 @@
-//! The layered solver: the published 3 x 3 counts, agreement with the
-//! dense solver on every 4 x 4 position, the independent verifier, resume
-//! to byte-identical files, and damaged or foreign files refused.
+//! The layered solver: the published 3 x 3 counts, the independent
+//! verifier, resume to byte-identical files, and damaged or foreign files
+//! refused (agreement with the reference solver on every 3 x 3 and 4 x 4
+//! position is in `tablebase`).
 
 use std::collections::{HashSet, VecDeque};
 use std::path::Path;
@@ -9,8 +10,8 @@ use std::time::Duration;
 use crate::common::{run, scratch, shared};
 use dodgem::board::{Color, Position, Rules};
 use dodgem::solver::{
-    self, Dtz, Kind, LayerError, LayeredError, Plan, Tables, Values, compare_with_dense,
-    layer_path, read_layer, solve_layers, verify, write_layer,
+    self, Dtz, Kind, LayerError, LayeredError, Plan, Tables, Values, layer_path, read_layer,
+    solve_layers, verify, write_layer,
 };
 
 fn plan(dir: &Path, size: usize, rules: Rules, stop: Option<u64>) -> Plan {
@@ -87,17 +88,11 @@ fn three_by_three_matches_the_published_counts() {
 }
 
 #[test]
-fn four_by_four_agrees_with_the_dense_solver_and_passes_the_verifier() {
+fn four_by_four_passes_the_verifier() {
     let _cpu = shared();
     for rules in Rules::ALL {
         let dir = scratch(&format!("4x4-{}", rules.name()));
         solve(&dir, 4, rules);
-        let dense = solver::solve(4, rules, 2, &|_| {}).unwrap();
-        assert_eq!(
-            compare_with_dense(&dir, &dense),
-            Ok(2 * 276_600),
-            "{rules:?}"
-        );
         let verified = verify(&dir, 2, &|_, _| {}).unwrap();
         assert_eq!(verified.mismatches, 0, "{:?}", verified.examples);
         assert_eq!(verified.positions, 276_600);
@@ -263,7 +258,7 @@ fn dodgem(args: &[&str]) -> (bool, String) {
 }
 
 #[test]
-fn the_solve_command_stops_resumes_checks_and_verifies() {
+fn the_solve_command_stops_resumes_and_verifies() {
     let _cpu = shared();
     let dir = scratch("cli");
     let out = dir.to_str().unwrap();
@@ -279,20 +274,11 @@ fn the_solve_command_stops_resumes_checks_and_verifies() {
     ]);
     assert!(ok, "{text}");
     assert!(text.contains("run the same command to continue"), "{text}");
-    let (ok, text) = dodgem(&[
-        "solve",
-        "--size",
-        "4",
-        "--out",
-        out,
-        "--check-dense",
-        "--quiet",
-    ]);
+    let (ok, text) = dodgem(&["solve", "--size", "4", "--out", out, "--quiet"]);
     assert!(ok, "{text}");
     for expected in [
         "positions per side to move: 276,600",
         "start (Black to move): draw",
-        "agrees with the dense solver on all 553,200 positions",
     ] {
         assert!(text.contains(expected), "{expected:?} missing from\n{text}");
     }
