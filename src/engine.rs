@@ -394,6 +394,10 @@ impl<W: Write> Engine<W> {
                 self.loads += 1;
                 self.loader.load(list);
             }
+            Change::TablebaseCache(mb) => {
+                self.options.tablebase_cache_mb = mb;
+                crate::solver::set_wdl_budget(mb << 20);
+            }
         }
         Ok(())
     }

@@ -618,3 +618,83 @@ fn layered_move_values_agree_with_the_stored_values() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+#[test]
+fn the_search_probes_tables_that_do_not_cover_its_root() {
+    // Tables of at most 2 cars a side, a root with 3 black cars (and at
+    // most 2 white ones): the root is not covered, but every exit of a black car leads into covered
+    // positions, which the search must score exactly (as the tables of
+    // at most 3 cars, the truth here, say).
+    let _cpu = shared();
+    let rules = Rules::Textbook;
+    let probed = layered_dir("probes-k2", 5, rules, 2);
+    let whole = layered_dir("probes-k3", 5, rules, 3);
+    let truth = solver::Tables::open(&whole).unwrap();
+    let small = solver::Tables::open(&probed).unwrap();
+    let mut engine = Engine::start();
+    let lines = engine.send_all(&[
+        "setoption name BoardSize value 5",
+        &format!("setoption name TablebasePath value {}", probed.display()),
+    ]);
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string loaded")),
+        "{lines:?}"
+    );
+    let mut rng = Rng(0x9_0BE5);
+    let (mut claimed, mut won_by_exit) = (0, 0);
+    let mut tried = 0;
+    while tried < 60 {
+        let position = random_covered(&mut rng, 5, 3, rules);
+        let black = position.cars(dodgem::Color::Black).count_ones();
+        let white = position.cars(dodgem::Color::White).count_ones();
+        let moves = position.legal_moves();
+        let exits: Vec<_> = moves
+            .as_slice()
+            .iter()
+            .filter(|mv| mv.is_exit(5))
+            .copied()
+            .collect();
+        if position.side_to_move() != dodgem::Color::Black
+            || black != 3
+            || white > 2
+            || exits.is_empty()
+        {
+            continue;
+        }
+        tried += 1;
+        let fen = format_position(&position);
+        let expected = truth.probe(&position).unwrap().expect("covered by 3 cars");
+        assert_eq!(small.probe(&position).unwrap(), None, "{fen} is covered");
+        // An exit into a position lost for White wins: one ply deep, the
+        // search sees it through the tables.
+        let wins_by_exit = exits
+            .iter()
+            .any(|&mv| matches!(small.probe(&position.play(mv)).unwrap(), Some(Dtz::Loss(_))));
+        engine.send_all(&[&format!("position fen {fen}")]);
+        let lines = engine.go("go depth 2", LONG);
+        let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
+        let (kind, score) = crate::common::info_score(info).unwrap();
+        // (A mate found by the search needs no table.)
+        assert!(kind == "mate" || info.contains(" tbhits "), "{fen}: {info}");
+        let decided = kind == "mate" || score.abs() >= 27_000;
+        if decided {
+            claimed += 1;
+            let won = score > 0;
+            assert!(
+                matches!((won, expected), (true, Dtz::Win(_)) | (false, Dtz::Loss(_))),
+                "{fen}: the search says {kind} {score}, the tables {expected:?}"
+            );
+        }
+        if wins_by_exit {
+            won_by_exit += 1;
+            assert!(decided && score > 0, "{fen}: {info}");
+        }
+    }
+    assert!(
+        won_by_exit >= 5 && claimed >= 10,
+        "{won_by_exit} won by an exit, {claimed} claimed"
+    );
+    engine.quit();
+    std::fs::remove_dir_all(&probed).unwrap();
+    std::fs::remove_dir_all(&whole).unwrap();
+}

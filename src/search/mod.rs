@@ -222,6 +222,8 @@ struct Searcher<'a> {
     root_index: usize,
     /// Triangular principal-variation table.
     pv: Vec<Vec<Move>>,
+    /// Solved tables probed inside the search, if any.
+    prober: Option<tablebase::Prober>,
 }
 
 impl<'a> Searcher<'a> {
@@ -252,6 +254,7 @@ impl<'a> Searcher<'a> {
             keys,
             root_index,
             pv: vec![Vec::new(); MAX_PLY + 1],
+            prober: tablebase::Prober::new(request),
             tables,
             signals,
         }
@@ -595,6 +598,10 @@ impl<'a> Searcher<'a> {
                 Rules::Classic => MATE - ply as i32,
             };
         }
+        // A position the solved tables cover has its exact result.
+        if let Some(score) = self.prober.as_mut().and_then(|p| p.probe(position, ply)) {
+            return score;
+        }
         if depth <= 0 || ply >= MAX_PLY {
             return evaluate_for_side_to_move(position, self.evaluation);
         }
@@ -707,7 +714,7 @@ impl<'a> Searcher<'a> {
             nodes: self.nodes,
             nps: self.nodes.saturating_mul(1_000_000) / micros,
             hashfull: self.tables.tt.hashfull(),
-            tbhits: 0,
+            tbhits: self.prober.as_ref().map_or(0, |p| p.hits),
             time,
             pv: rm.pv.clone(),
         }

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use super::{Info, MAX_PLY, Request, Score, SearchResult};
-use crate::board::{Move, Position};
-use crate::solver::Dtz;
+use crate::board::{Color, Move, Position, Rules};
+use crate::solver::{Dtz, Wdl, WdlReader};
 use crate::tablebase::Layered;
 
 /// The solved tables a search uses.
@@ -22,6 +22,66 @@ pub struct TableUse {
     /// Tables of the board and rule probed inside the search, the most
     /// cars first.
     pub probes: Vec<Arc<Layered>>,
+}
+
+/// Score of a win found by a probe inside the search, at the root: a
+/// covered position `ply` plies from the root scores `TB_WIN - ply` when
+/// won for its side to move. Beyond any evaluation, below the root's
+/// table scores and any mate: the tables know the result there, not the
+/// distance to the end.
+pub(super) const TB_WIN: i32 = 28_000;
+
+/// Probes inside one search thread's search: the tables of the board, the
+/// most cars first, each with this thread's view of its win/draw/loss
+/// cache, and the number of probes answered.
+pub(super) struct Prober {
+    tables: Vec<(Arc<Layered>, WdlReader)>,
+    rules: Rules,
+    /// Most cars a side any of the tables covers.
+    max_cars: u32,
+    pub(super) hits: u64,
+}
+
+impl Prober {
+    /// The prober for `request`; `None` when it has no tables to probe.
+    pub(super) fn new(request: &Request) -> Option<Prober> {
+        let probes = &request.tablebase.probes;
+        let max_cars = probes.iter().map(|t| t.kind().max_cars).max()?;
+        Some(Prober {
+            tables: probes
+                .iter()
+                .map(|t| (Arc::clone(t), WdlReader::default()))
+                .collect(),
+            rules: request.settings.rules,
+            max_cars,
+            hits: 0,
+        })
+    }
+
+    /// The exact score of `position`, `ply` plies from the root, for its
+    /// side to move, when a table covers it and has its layer in memory:
+    /// a win `TB_WIN - ply` (nearer wins score higher), a loss the
+    /// negation, a draw 0. `None` otherwise (the search goes on).
+    pub(super) fn probe(&mut self, position: &Position, ply: usize) -> Option<i32> {
+        let cars = |color| position.cars(color).count_ones();
+        if cars(Color::Black).max(cars(Color::White)) > self.max_cars {
+            return None;
+        }
+        for (table, reader) in &mut self.tables {
+            if !table.covers(position, self.rules) {
+                continue;
+            }
+            if let Some(wdl) = table.probe_wdl(reader, position) {
+                self.hits += 1;
+                return Some(match wdl {
+                    Wdl::Win => TB_WIN - ply as i32,
+                    Wdl::Draw => 0,
+                    Wdl::Loss => -(TB_WIN - ply as i32),
+                });
+            }
+        }
+        None
+    }
 }
 
 /// What the table says about the root.

@@ -675,9 +675,9 @@ struct ValueCache {
     unusable: HashMap<u32, String>,
 }
 
-/// Files at most this long are read for the search on its own thread
-/// (a few milliseconds); longer ones on a thread of their own.
-const INLINE_FILE: u64 = 1 << 20;
+/// Layers of at most this many slots are read for the search on its own
+/// thread (a few milliseconds); larger ones on a thread of their own.
+const INLINE_SLOTS: u64 = 1 << 22;
 
 impl Tables {
     /// Opens the tables in `dir` (files are read when first probed).
@@ -832,9 +832,9 @@ impl Tables {
     /// Win, draw or loss of `position` for the side to move from the
     /// win/draw/loss cache, for probes inside the search: `None` when the
     /// tables do not cover it or its layer is not in memory (a small layer
-    /// is read at once; a large one is read on a thread of its own and
-    /// the probes in it miss meanwhile; one larger than the cache's budget
-    /// or unusable is never read).
+    /// is read at once, on the calling thread; a large one on a thread of
+    /// its own while the probes in it miss; one larger than the cache's
+    /// budget, or unusable, is never read).
     pub fn probe_wdl(&self, reader: &mut WdlReader, position: &Position) -> Option<Wdl> {
         let (black, white, slot) = self.shape.locate(position)?;
         let id = self.layer_id(black, white);
@@ -848,10 +848,9 @@ impl Tables {
                     (how, Box::new(move || Some(WdlBits::from_values(&values))))
                 }
                 Source::Dir(dir) => {
-                    let file = fs::metadata(layer_path(dir, black, white)).map_or(0, |m| m.len());
                     let how = if too_big {
                         Miss::Skip
-                    } else if file <= INLINE_FILE {
+                    } else if layer.slots <= INLINE_SLOTS {
                         Miss::Inline
                     } else {
                         Miss::Background
