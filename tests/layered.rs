@@ -383,3 +383,55 @@ fn two_byte_cells_and_wide_files_give_the_same_values() {
     std::fs::remove_dir_all(&narrow).unwrap();
     std::fs::remove_dir_all(&wide).unwrap();
 }
+
+#[test]
+fn the_playout_command_plays_tables_out_as_they_predict() {
+    let _cpu = shared();
+    let four = scratch("playout-4");
+    solve(&four, 4, Rules::Textbook);
+    let five = scratch("playout-5");
+    let mut endgames = plan(&five, 5, Rules::Classic, None);
+    endgames.kind.max_cars = 2;
+    solve_layers(&endgames, &mut |_| {}).unwrap();
+    for dir in [&four, &five] {
+        let (ok, text) = dodgem(&[
+            "solve",
+            "--playout",
+            dir.to_str().unwrap(),
+            "--positions",
+            "40",
+            "--seed",
+            "11",
+            "--quiet",
+        ]);
+        assert!(ok, "{text}");
+        assert!(
+            text.contains("20 decided and 20 drawn positions played out")
+                && text.contains("0 not as predicted"),
+            "{text}"
+        );
+    }
+    // Tables that lie (every position "won in 1") do not play out so.
+    let kind = plan(&four, 4, Rules::Textbook, None).kind;
+    let shape = solver::Shape::new(4, 3).unwrap();
+    for (a, b) in shape.pairs() {
+        for (black, white) in [(a, b), (b, a)] {
+            let layer = shape.layer(black, white);
+            let (_, tally) = read_layer(&four, kind, &layer).unwrap();
+            let lies = Values::Narrow(vec![3; layer.slots as usize]);
+            write_layer(&four, kind, &layer, &lies, tally).unwrap();
+        }
+    }
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--playout",
+        four.to_str().unwrap(),
+        "--positions",
+        "20",
+        "--quiet",
+    ]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("not as predicted"), "{text}");
+    std::fs::remove_dir_all(&four).unwrap();
+    std::fs::remove_dir_all(&five).unwrap();
+}

@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::default_threads;
 use super::layered::{self, PairDone, Plan};
+use super::playout::PlayoutPlan;
 use super::store::{Dtz, Kind, Tables, Tally};
 use crate::board::{Color, Position, Rules};
 use crate::notation;
@@ -19,7 +20,7 @@ use crate::notation;
 pub struct SolveArgs {
     /// Board size (3 to 8; whole boards up to 6, larger ones with
     /// --max-cars).
-    #[arg(long, required_unless_present_any = ["verify"])]
+    #[arg(long, required_unless_present_any = ["verify", "playout"])]
     pub size: Option<usize>,
     /// Rule for a blocked side to move: textbook (it loses) or classic
     /// (it wins).
@@ -39,8 +40,25 @@ pub struct SolveArgs {
     pub stop_after_layers: Option<u64>,
     /// Check a directory of layer files: re-derive every stored value from
     /// its successors' stored values.
-    #[arg(long, conflicts_with_all = ["size", "out"])]
+    #[arg(long, conflicts_with_all = ["size", "out", "playout"])]
     pub verify: Option<PathBuf>,
+    /// Check a directory of layer files by play: random won and drawn
+    /// positions played to the end by the engine against itself with the
+    /// tables on; a won one must end with its winner within the bound the
+    /// stored distances imply and never repeat a position, a drawn one
+    /// must never be lost.
+    #[arg(long, conflicts_with_all = ["size", "out"])]
+    pub playout: Option<PathBuf>,
+    /// Positions to play out (half won, half drawn).
+    #[arg(long, default_value_t = 100, requires = "playout")]
+    pub positions: usize,
+    /// Seed of the positions played out.
+    #[arg(long, default_value_t = 1, requires = "playout")]
+    pub seed: u64,
+    /// Search depth of each move played out (drawn positions are searched
+    /// over their drawing moves; decided ones are played from the tables).
+    #[arg(long, default_value_t = 2, requires = "playout")]
+    pub depth: u32,
     /// Worker threads [default: one per core].
     #[arg(long)]
     pub threads: Option<usize>,
@@ -63,6 +81,9 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
     if let Some(dir) = &args.verify {
         return verify(dir, threads, args.quiet);
+    }
+    if let Some(dir) = &args.playout {
+        return playout(dir, args);
     }
     let size = args.size.expect("clap requires --size here");
     let Some(out) = &args.out else {
@@ -286,6 +307,47 @@ fn verify(dir: &Path, threads: usize, quiet: bool) -> Result<(), Box<dyn std::er
     );
     Ok(())
 }
+
+/// Plays out positions of the tables in `dir` and reports.
+fn playout(dir: &Path, args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::with_draw_target(Some(args.positions as u64), ProgressDrawTarget::stderr())
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "play-out [{bar:32}] {pos}/{len} positions {elapsed_precise} (eta {eta})",
+        )
+        .expect("the progress template is valid")
+        .progress_chars("=> "),
+    );
+    let plan = PlayoutPlan {
+        positions: args.positions,
+        seed: args.seed,
+        depth: args.depth.max(1),
+        draw_plies: DRAW_PLIES,
+    };
+    let found = super::playout::playout(dir, &plan, &|done, _| bar.set_position(done as u64))?;
+    bar.finish_and_clear();
+    for failure in &found.failures {
+        println!("not as predicted: {failure}");
+    }
+    println!("{}: {found}", dir.display());
+    if !found.failures.is_empty() {
+        return Err(format!(
+            "{}: {} of {} positions did not play out as the tables predict",
+            dir.display(),
+            found.failures.len(),
+            found.decided + found.drawn
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Plies after which a drawn play-out is cut off.
+const DRAW_PLIES: usize = 200;
 
 /// `1234567` as `1,234,567`.
 pub(crate) fn grouped(n: u64) -> String {

@@ -19,6 +19,7 @@ mod cache;
 pub mod cli;
 mod layered;
 mod layers;
+mod playout;
 mod retro;
 mod store;
 
@@ -30,6 +31,7 @@ pub use layered::{
     solve_in_memory, verify,
 };
 pub use layers::{Block, Child, Layer, Shape};
+pub use playout::{PlayoutPlan, Playouts, playout};
 pub use store::{
     Dtz, Header, Kind, LayerError, MANIFEST, Tables, Tally, Values, Wdl, layer_path, read_header,
     read_layer, write_layer,
