@@ -197,6 +197,28 @@ impl Layered {
     /// likewise, the longest first; ties in move-generation order. Empty
     /// when `position` is not covered or a value cannot be read.
     pub fn rank_moves(&self, position: &Position) -> Vec<(Move, Dtz)> {
+        self.rank_with(position, |child| self.probe(child))
+    }
+
+    /// [`Layered::rank_moves`] without reading a layer file: `None` when a
+    /// move leads into a layer not in memory.
+    pub fn rank_moves_in_memory(&self, position: &Position) -> Option<Vec<(Move, Dtz)>> {
+        let mut missing = false;
+        let ranked = self.rank_with(position, |child| {
+            let value = self.tables.probe_in_memory(child);
+            missing |= value.is_none();
+            value.flatten()
+        });
+        (!missing).then_some(ranked)
+    }
+
+    /// Ranks the moves of `position` by the values `probe` gives their
+    /// positions (empty if it gives none for one).
+    fn rank_with(
+        &self,
+        position: &Position,
+        mut probe: impl FnMut(&Position) -> Option<Dtz>,
+    ) -> Vec<(Move, Dtz)> {
         let side = position.side_to_move();
         if position.cars(side) == 0 || position.cars(side.other()) == 0 {
             return Vec::new();
@@ -207,7 +229,7 @@ impl Layered {
             let value = if child.cars(side) == 0 {
                 Dtz::Win(1)
             } else {
-                match self.probe(&child) {
+                match probe(&child) {
                     None => return Vec::new(),
                     Some(value) => value.through(mv.is_irreversible(side)),
                 }

@@ -211,8 +211,9 @@ pub(super) fn probe_root(
 
 /// The line of best play by layered tables from `position` (the winner
 /// making progress or nearing it, the loser delaying) until the game ends,
-/// the position is drawn, `stop` is set or [`MAX_PLY`] moves are made (a
-/// damaged table cannot make it endless).
+/// the position is drawn, `stop` is set, [`MAX_PLY`] moves are made (a
+/// damaged table cannot make it endless) or the next move would need a
+/// layer not in memory (the line is for show: it never waits for a file).
 fn layered_line(
     layered: &Layered,
     mut position: Position,
@@ -221,7 +222,9 @@ fn layered_line(
 ) -> Vec<Move> {
     let mut line = Vec::new();
     while !stop.load(Ordering::Relaxed) && line.len() < MAX_PLY {
-        let ranked = layered.rank_moves(&position);
+        let Some(ranked) = layered.rank_moves_in_memory(&position) else {
+            break;
+        };
         *probes += ranked.len() as u64;
         match ranked.first() {
             Some(&(mv, Dtz::Win(_) | Dtz::Loss(_))) => {

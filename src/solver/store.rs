@@ -774,6 +774,23 @@ impl Tables {
         Ok(Some(values.get(slot)))
     }
 
+    /// [`Tables::probe`] without reading a file: `None` when the layer is
+    /// not in memory, `Some(None)` when the position is not covered.
+    pub fn probe_in_memory(&self, position: &Position) -> Option<Option<Dtz>> {
+        let Some((black, white, slot)) = self.shape.locate(position) else {
+            return Some(None);
+        };
+        let id = self.layer_id(black, white);
+        let values = match &self.source {
+            Source::Memory(layers) => Arc::clone(layers[id as usize].as_ref()?),
+            Source::Dir(_) => {
+                let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
+                cache.layers.get(id)?
+            }
+        };
+        Some(Some(values.get(slot)))
+    }
+
     /// The decompressed values of layer `(black, white)`: from memory, or
     /// read, checked and kept in a cache of at most [`VALUE_BUDGET`]
     /// bytes (three layers stay whatever their size). A layer found
