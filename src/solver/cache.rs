@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::store::{Wdl, WdlBits};
 
-/// Layers kept however large they are: a position's moves reach two
-/// layers, so fewer would read the same files again and again.
-const KEPT_LAYERS: usize = 3;
+/// Decompressed layers kept however large they are: a position's moves
+/// reach two layers, so fewer would read the same files again and again.
+pub const KEPT_LAYERS: usize = 3;
 
 /// Entries of one kind, each with its size in bytes, evicted least
 /// recently used first while the total is over a budget.
@@ -51,16 +51,23 @@ impl<V> Lru<V> {
 
     /// Adds `value` (`bytes` large) as the most recently used entry, then
     /// evicts the least recently used ones while more than `budget` bytes
-    /// are held, keeping at least [`KEPT_LAYERS`]. Returns whether any
-    /// entry was evicted.
-    pub fn insert(&mut self, id: u32, value: Arc<V>, bytes: usize, budget: usize) -> bool {
+    /// are held, keeping at least `kept` (1 or more: the new one stays).
+    /// Returns whether any entry was evicted.
+    pub fn insert(
+        &mut self,
+        id: u32,
+        value: Arc<V>,
+        bytes: usize,
+        budget: usize,
+        kept: usize,
+    ) -> bool {
         self.clock += 1;
         if let Some((_, old, _)) = self.entries.insert(id, (value, bytes, self.clock)) {
             self.resident -= old;
         }
         self.resident += bytes;
         let mut evicted = false;
-        while self.resident > budget && self.entries.len() > KEPT_LAYERS {
+        while self.resident > budget && self.entries.len() > kept.max(1) {
             let oldest = *self
                 .entries
                 .iter()
@@ -238,9 +245,10 @@ impl WdlCache {
             Some(bits) => {
                 let bits = Arc::new(bits);
                 let bytes = bits.bytes();
+                // No layer larger than the budget is loaded: it holds.
                 state
                     .layers
-                    .insert(id, Arc::clone(&bits), bytes, wdl_budget());
+                    .insert(id, Arc::clone(&bits), bytes, wdl_budget(), 1);
                 Some(bits)
             }
             None => {
@@ -272,22 +280,26 @@ mod tests {
     fn the_least_recently_used_go_first_and_three_always_stay() {
         let mut lru: Lru<u8> = Lru::default();
         for id in 0..4 {
-            lru.insert(id, Arc::new(0), 10, 35);
+            lru.insert(id, Arc::new(0), 10, 35, KEPT_LAYERS);
         }
         // 40 bytes over a budget of 35: the oldest, 0, went.
         assert_eq!(lru.len(), 3);
         assert!(lru.get(0).is_none());
         // Touching 1 makes 2 the oldest.
         assert!(lru.get(1).is_some());
-        lru.insert(4, Arc::new(0), 10, 35);
+        lru.insert(4, Arc::new(0), 10, 35, KEPT_LAYERS);
         assert!(lru.get(2).is_none());
         assert!(lru.get(1).is_some() && lru.get(3).is_some() && lru.get(4).is_some());
         assert_eq!(lru.resident(), 30);
         // Huge entries: three stay whatever the budget.
         for id in 10..15 {
-            lru.insert(id, Arc::new(0), 1000, 35);
+            lru.insert(id, Arc::new(0), 1000, 35, KEPT_LAYERS);
         }
         assert_eq!(lru.len(), 3);
         assert_eq!(lru.resident(), 3000);
+        // Keeping one: only the newest stays.
+        lru.insert(20, Arc::new(0), 10, 35, 1);
+        assert_eq!(lru.len(), 1);
+        assert!(lru.get(20).is_some());
     }
 }

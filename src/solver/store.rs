@@ -34,7 +34,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::cache::{Loader, Lru, Miss, VALUE_BUDGET, WdlCache, WdlReader, wdl_bytes};
+use super::cache::{KEPT_LAYERS, Loader, Lru, Miss, VALUE_BUDGET, WdlCache, WdlReader, wdl_bytes};
 use super::layers::{Layer, Shape};
 use crate::board::{Position, Rules};
 
@@ -822,7 +822,7 @@ impl Tables {
                 let bytes = values.len() * values.width();
                 cache
                     .layers
-                    .insert(id, Arc::clone(&values), bytes, VALUE_BUDGET);
+                    .insert(id, Arc::clone(&values), bytes, VALUE_BUDGET, KEPT_LAYERS);
                 Ok(values)
             }
             Err(error) => {
@@ -939,6 +939,82 @@ mod tests {
         assert_eq!(Dtz::Draw.through(false), Dtz::Draw);
         assert!(Dtz::Win(2).preference() > Dtz::Win(3).preference());
         assert!(Dtz::Loss(3).preference() > Dtz::Loss(2).preference());
+    }
+
+    #[test]
+    fn the_win_draw_loss_cache_agrees_with_the_values_and_keeps_its_budget() {
+        let dir = std::env::temp_dir().join(format!("dodgem-wdl-cache-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let kind = Kind {
+            size: 4,
+            rules: Rules::Classic,
+            max_cars: 3,
+        };
+        let plan = super::super::Plan {
+            kind,
+            dir: dir.clone(),
+            threads: 2,
+            stop_after_layers: None,
+            two_bytes: false,
+        };
+        super::super::solve_layers(&plan, &mut |_| {}).unwrap();
+        let tables = Tables::open(&dir).unwrap();
+        // Room for a few of the larger layers only.
+        let budget = 3 * wdl_bytes(tables.shape().layer(6, 6).slots);
+        super::super::set_wdl_budget(budget);
+        let mut reader = WdlReader::default();
+        let mut probed = 0;
+        let mut touched = HashSet::new();
+        let mut held = 0;
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..10_000 {
+            let mut sets = [0u64; 2];
+            let mut taken = 0;
+            for set in &mut sets {
+                for _ in 0..=next(3) {
+                    let square = loop {
+                        let square = crate::board::square(next(4) as usize, next(4) as usize);
+                        if taken & 1 << square == 0 {
+                            break square;
+                        }
+                    };
+                    taken |= 1 << square;
+                    *set |= 1 << square;
+                }
+            }
+            for side in [crate::board::Color::Black, crate::board::Color::White] {
+                let position = Position::from_parts(4, sets[0], sets[1], side);
+                let value = tables.probe(&position).unwrap().unwrap();
+                assert_eq!(tables.probe_wdl(&mut reader, &position), Some(value.wdl()));
+                let (a, b, _) = tables.shape().locate(&position).unwrap();
+                touched.insert((a, b));
+                probed += 1;
+            }
+            let (bytes, layers, loading) = tables.wdl_resident();
+            assert!(bytes <= budget, "{bytes} > {budget}");
+            assert!(!loading, "4 x 4 layers are read at once");
+            held = layers;
+        }
+        // Layers came and went.
+        assert!(
+            touched.len() > 2 * held,
+            "{} touched, {held} held",
+            touched.len()
+        );
+        assert!(probed > 10_000, "{probed}");
+        // No budget: no probes.
+        super::super::set_wdl_budget(0);
+        let fresh = Tables::open(&dir).unwrap();
+        let start = Position::start(4);
+        assert_eq!(fresh.probe_wdl(&mut WdlReader::default(), &start), None);
+        super::super::set_wdl_budget(super::super::DEFAULT_WDL_MB << 20);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
