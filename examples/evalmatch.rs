@@ -55,8 +55,7 @@ fn play(
                 evaluation,
                 ..Settings::default()
             },
-            table: None,
-            layered: None,
+            tablebase: Default::default(),
         };
         let outcome = search(
             &request,

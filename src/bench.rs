@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::board::Rules;
 use crate::notation::parse_position;
-use crate::search::{Limits, Request, Settings, Signals, Tables, search};
+use crate::search::{Limits, Request, Settings, Signals, TableUse, Tables, search};
 
 /// Depth used when `bench` is given none.
 pub const DEFAULT_DEPTH: u32 = 16;
@@ -134,8 +134,7 @@ pub fn run(depth: u32, signals: &Signals) -> BenchReport {
                 rules,
                 ..Settings::default()
             },
-            table: None,
-            layered: None,
+            tablebase: TableUse::default(),
         };
         let outcome = search(&request, &mut tables, signals, &mut |_| {});
         stopped = signals.stop.load(Ordering::Relaxed);

@@ -25,9 +25,10 @@ use crate::notation::{parse_move, parse_position};
 use crate::options::{self, Change, Options};
 use crate::protocol::response::{self, bestmove_line, info_line, info_string};
 use crate::protocol::{Command, Go, ParseError, Start, parse, quote};
-use crate::search::thread::{Event, Job, JobKind, SearchThread, Shared, TableLoader, TablesLoaded};
-use crate::search::{Request, SearchResult, Signals, Tables};
-use crate::tablebase::{self, Tablebases, Value};
+use crate::search::thread::{Event, Job, JobKind, LoaderDone, SearchThread, Shared, TableLoader};
+use crate::search::{Request, SearchResult, Signals, TableUse, Tables};
+use crate::solver::Dtz;
+use crate::tablebase::Tablebases;
 
 /// Input lines longer than this are refused whole (a protection against
 /// hostile input, far above any real command).
@@ -158,7 +159,7 @@ struct Engine<W: Write> {
     /// Loads `TablebasePath` files beside the search thread, so a load
     /// never waits for a search to end.
     loader: TableLoader,
-    loaded: Receiver<TablesLoaded>,
+    loaded: Receiver<LoaderDone>,
     task: Option<Task>,
     /// Rules and evaluation the tables' scores were computed under.
     tables_for: (Rules, Evaluation),
@@ -167,16 +168,14 @@ struct Engine<W: Write> {
     /// load runs on the loader thread, so it is done within the time it
     /// takes to read the files, search or no search.)
     table_jobs: usize,
-    /// `TablebasePath` loads sent to the loader and not yet done (held
+    /// `TablebasePath` loads and `solve`s sent to the loader and not yet
+    /// done (held
     /// input waits for them too).
     loads: usize,
     /// Input held, in order, until the table jobs are done: its answers
     /// may depend on them (`solve` on a table being loaded), and answering
     /// it before the `readyok` it follows would break the order.
     held: VecDeque<Result<Command, ParseError>>,
-    /// A `solve` had a built-in table built for it (on the loader thread,
-    /// so this thread never stops reading input for a build).
-    solve_built: bool,
     quitting: bool,
 }
 
@@ -205,7 +204,6 @@ impl<W: Write> Engine<W> {
             table_jobs: 0,
             loads: 0,
             held: VecDeque::new(),
-            solve_built: false,
             quitting: false,
         }
     }
@@ -231,7 +229,7 @@ impl<W: Write> Engine<W> {
                 },
                 recv(self.loaded) -> done => {
                     if let Ok(done) = done {
-                        self.tables_loaded(done)?;
+                        self.loader_done(done)?;
                     }
                 }
             }
@@ -396,6 +394,10 @@ impl<W: Write> Engine<W> {
                 self.loads += 1;
                 self.loader.load(list);
             }
+            Change::TablebaseCache(mb) => {
+                self.options.tablebase_cache_mb = mb;
+                crate::solver::set_wdl_budget(mb << 20);
+            }
         }
         Ok(())
     }
@@ -537,9 +539,8 @@ impl<W: Write> Engine<W> {
             history: self.game.history(),
             limits: go.limits(position.side_to_move(), searchmoves),
             settings: self.options.settings(),
-            // The search thread finds the table (it may have to solve it).
-            table: None,
-            layered: None,
+            // The search thread finds the tables (it may have to solve one).
+            tablebase: TableUse::default(),
         }
     }
 
@@ -703,6 +704,7 @@ impl<W: Write> Engine<W> {
                 self.table_job_done()
             }
             Event::Cleared => self.table_job_done(),
+            Event::TableErrors(errors) => self.table_errors(&errors),
             Event::Failed { kind, message } => {
                 self.error(&format!(
                     "the search thread failed ({message}); it goes on with the next command"
@@ -712,18 +714,36 @@ impl<W: Write> Engine<W> {
         }
     }
 
-    /// A `TablebasePath` load finished.
-    fn tables_loaded(&mut self, done: TablesLoaded) -> io::Result<()> {
-        for description in done.loaded {
-            self.say(&info_string(&format!("loaded {description}")))?;
-        }
-        for message in done.errors {
-            self.error(&format!(
-                "setoption TablebasePath: {message}; carrying on without it"
-            ))?;
+    /// A loader job (a `TablebasePath` load or a `solve`) finished.
+    fn loader_done(&mut self, done: LoaderDone) -> io::Result<()> {
+        match done {
+            LoaderDone::Loaded { loaded, errors } => {
+                for description in loaded {
+                    self.say(&info_string(&format!("loaded {description}")))?;
+                }
+                for message in errors {
+                    self.error(&format!(
+                        "setoption TablebasePath: {message}; carrying on without it"
+                    ))?;
+                }
+            }
+            LoaderDone::Solved { line, errors } => {
+                self.table_errors(&errors)?;
+                self.say(&line)?;
+            }
         }
         self.loads = self.loads.saturating_sub(1);
         self.answer_held()
+    }
+
+    /// Says what is wrong with table layers found unusable.
+    fn table_errors(&mut self, errors: &[String]) -> io::Result<()> {
+        for message in errors {
+            self.error(&format!(
+                "table: {message}; positions there are searched instead"
+            ))?;
+        }
+        Ok(())
     }
 
     /// A job of `kind` ended in a failure, not a result: what it owes is
@@ -797,7 +817,7 @@ impl<W: Write> Engine<W> {
                     Err(_) => break,
                 },
                 recv(self.loaded) -> done => match done {
-                    Ok(done) => self.tables_loaded(done)?,
+                    Ok(done) => self.loader_done(done)?,
                     Err(_) => break,
                 },
                 default(left) => break,
@@ -822,41 +842,24 @@ impl<W: Write> Engine<W> {
 
     /// `solve`: the current position's value from the solved tables, for
     /// the side to move, in one line. Tables are consulted whatever the
-    /// `Tablebase` option says (it governs play only).
+    /// `Tablebase` option says (it governs play only), on the loader
+    /// thread (a layer may have to be read, or a built-in table built):
+    /// the input after it waits for its answer, `stop` does not.
     fn solve(&mut self) -> io::Result<()> {
         let position = *self.game.position();
         let side = position.side_to_move();
         let rules = self.options.rules;
         let value = match self.game.outcome(rules) {
-            Some(Outcome::DrawByRepetition) => Some(Value::Draw),
-            Some(outcome) if outcome.winner() == Some(side) => Some(Value::Win(0)),
-            Some(_) => Some(Value::Loss(0)),
+            Some(Outcome::DrawByRepetition) => Dtz::Draw,
+            Some(outcome) if outcome.winner() == Some(side) => Dtz::Win(0),
+            Some(_) => Dtz::Loss(0),
             None => {
-                let size = position.size();
-                let tablebases = self.shared.tablebases.read().clone();
-                let loaded = tablebases.loaded_for(size, rules);
-                if loaded.is_none()
-                    && let Some(layered) = tablebases.layered_for(&position, rules)
-                    && let Some(value) = layered.probe(&position)
-                {
-                    self.solve_built = false;
-                    return self.say(&response::solve_dtz_line(value));
-                }
-                let table = loaded.or_else(|| tablebase::builtin_if_built(size, rules));
-                if table.is_none() && tablebase::has_builtin(size) && !self.solve_built {
-                    // Built beside this thread; this `solve` (and the input
-                    // after it) waits for it, `stop` does not.
-                    self.solve_built = true;
-                    self.loads += 1;
-                    self.loader.build(size, rules);
-                    self.held.push_front(Ok(Command::Solve));
-                    return Ok(());
-                }
-                table.and_then(|table| table.probe(&position))
+                self.loads += 1;
+                self.loader.solve(position, rules);
+                return Ok(());
             }
         };
-        self.solve_built = false;
-        self.say(&response::solve_line(value))
+        self.say(&response::solve_line(Some(value)))
     }
 
     fn eval(&mut self) -> io::Result<()> {

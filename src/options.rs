@@ -26,7 +26,11 @@ pub mod defaults {
     pub const TABLEBASE: bool = true;
     /// No table files.
     pub const TABLEBASE_PATH: &str = "";
+    pub const TABLEBASE_CACHE_MB: usize = crate::solver::DEFAULT_WDL_MB;
 }
+
+/// Largest `TablebaseCache`, in MiB.
+const MAX_TABLEBASE_CACHE_MB: u64 = 65_536;
 
 /// Largest `Move Overhead`, in milliseconds.
 const MAX_OVERHEAD_MS: u64 = 5000;
@@ -46,8 +50,11 @@ pub struct Options {
     pub multipv: usize,
     /// Play from solved tables where they cover the board.
     pub tablebase: bool,
-    /// Table files to load (`TablebasePath`), separated as in `PATH`.
+    /// Table directories to load (`TablebasePath`), separated as in `PATH`.
     pub tablebase_path: String,
+    /// MiB of win/draw/loss layers each table directory keeps in memory
+    /// for probes inside the search (`TablebaseCache`).
+    pub tablebase_cache_mb: usize,
 }
 
 impl Default for Options {
@@ -62,6 +69,7 @@ impl Default for Options {
             multipv: defaults::MULTIPV,
             tablebase: defaults::TABLEBASE,
             tablebase_path: defaults::TABLEBASE_PATH.to_string(),
+            tablebase_cache_mb: defaults::TABLEBASE_CACHE_MB,
         }
     }
 }
@@ -92,6 +100,7 @@ pub enum Change {
     MultiPv(usize),
     Tablebase(bool),
     TablebasePath(String),
+    TablebaseCache(usize),
 }
 
 /// One option: its name, its kind with default and range or choices, and
@@ -134,7 +143,7 @@ const RULE_NAMES: [&str; 2] = [Rules::ALL[0].name(), Rules::ALL[1].name()];
 const EVALUATION_NAMES: [&str; 2] = [Evaluation::ALL[0].name(), Evaluation::ALL[1].name()];
 
 /// Every option, in the order `uci` lists them.
-pub const TABLE: [Spec; 10] = [
+pub const TABLE: [Spec; 11] = [
     Spec {
         name: "Hash",
         kind: Kind::Spin {
@@ -212,6 +221,15 @@ pub const TABLE: [Spec; 10] = [
         kind: Kind::String {
             default: defaults::TABLEBASE_PATH,
             change: Change::TablebasePath,
+        },
+    },
+    Spec {
+        name: "TablebaseCache",
+        kind: Kind::Spin {
+            default: defaults::TABLEBASE_CACHE_MB as u64,
+            min: 0,
+            max: MAX_TABLEBASE_CACHE_MB,
+            change: |mb| Change::TablebaseCache(mb as usize),
         },
     },
 ];
@@ -498,6 +516,7 @@ mod tests {
                 Change::MultiPv(lines) => options.multipv = lines,
                 Change::Tablebase(on) => options.tablebase = on,
                 Change::TablebasePath(path) => options.tablebase_path = path,
+                Change::TablebaseCache(mb) => options.tablebase_cache_mb = mb,
                 Change::ClearHash => unreachable!("a button has no default"),
             }
         }
@@ -519,6 +538,7 @@ mod tests {
                 "option name MultiPV type spin default 1 min 1 max 21",
                 "option name Tablebase type check default true",
                 "option name TablebasePath type string default <empty>",
+                "option name TablebaseCache type spin default 512 min 0 max 65536",
             ]
         );
     }

@@ -46,9 +46,9 @@ fn median(durations: &[Duration]) -> Duration {
 
 // 1. -----------------------------------------------------------------------
 
-/// Checks one `go movetime 1000` on the 3 x 3 start: a winning mate score
-/// (Black wins in 19 plies, i.e. on its 10th move) and the only winning
-/// first move, `a3b3`.
+/// Checks one `go movetime 1000` on the 3 x 3 start, searched without
+/// tables: a winning mate score (Black wins in 19 plies, i.e. on its 10th
+/// move) and the only winning first move, `a3b3`.
 fn assert_solves_3x3(engine: &mut Engine, rules: &str) {
     let lines = engine.go("go movetime 1000", LONG);
     let scores: Vec<(String, i64)> = lines
@@ -75,6 +75,7 @@ fn solves_the_3x3_start_under_both_rules() {
     for rules in ["textbook", "classic"] {
         let mut engine = Engine::start();
         let out = engine.send_all(&[
+            "setoption name Tablebase value false",
             &format!("setoption name Rules value {rules}"),
             "position startpos",
         ]);
@@ -84,6 +85,7 @@ fn solves_the_3x3_start_under_both_rules() {
     // One engine switching rules back and forth (its tables must not carry
     // scores from one rule set to the other).
     let mut engine = Engine::start();
+    engine.send_all(&["setoption name Tablebase value false"]);
     for rules in ["classic", "textbook", "classic"] {
         let out = engine.send_all(&[
             &format!("setoption name Rules value {rules}"),
@@ -446,13 +448,8 @@ fn info_time_after_ponderhit_counts_from_go() {
 #[test]
 fn input_after_isready_waits_for_the_table_being_loaded() {
     let _cpu = shared();
-    let dir = std::env::temp_dir().join(format!("dodgem-held-input-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("4x4-textbook.dtb");
-    dodgem::tablebase::builtin(4, dodgem::Rules::Textbook)
-        .unwrap()
-        .save(&file)
-        .unwrap();
+    let dir = crate::common::table_dir("held-input", 4, dodgem::Rules::Textbook);
+    let file = &dir;
     let mut engine = Engine::start();
     // All at once, as a GUI sends them.
     for line in [
@@ -467,7 +464,7 @@ fn input_after_isready_waits_for_the_table_being_loaded() {
     }
     let (lines, _) = engine.read_until(|line| line.starts_with("solve "), LONG);
     assert!(
-        lines[0].starts_with("info string loaded 4x4 textbook table"),
+        lines[0].starts_with("info string loaded 4x4 textbook layered tables"),
         "{lines:#?}"
     );
     assert_eq!(lines[1], "readyok", "{lines:#?}");
@@ -496,13 +493,8 @@ fn input_after_isready_waits_for_the_table_being_loaded() {
 #[test]
 fn stop_is_not_held_behind_a_pending_table_load() {
     let _cpu = shared();
-    let dir = std::env::temp_dir().join(format!("dodgem-held-stop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("3x3-classic.dtb");
-    dodgem::tablebase::builtin(3, dodgem::Rules::Classic)
-        .unwrap()
-        .save(&file)
-        .unwrap();
+    let dir = crate::common::table_dir("held-stop", 3, dodgem::Rules::Classic);
+    let file = &dir;
     let mut engine = Engine::start();
     board(&mut engine, 6);
     engine.send("go infinite");
@@ -536,7 +528,7 @@ fn stop_is_not_held_behind_a_pending_table_load() {
             .position(|line| line.starts_with(prefix))
             .unwrap_or_else(|| panic!("no {prefix:?} in {lines:#?}"))
     };
-    let loaded = position("info string loaded 3x3 classic table");
+    let loaded = position("info string loaded 3x3 classic layered tables");
     let fen = position("Fen: ");
     assert!(loaded < fen, "{lines:#?}");
     assert_eq!(

@@ -65,20 +65,20 @@ const CORPUS: &[&str] = &[
     "setoption name Tablebase value true",
     "setoption name Evaluation value textbook",
     "setoption name Move Overhead value 5",
-    "setoption name TablebasePath value /nonexistent/table.dtb",
+    "setoption name TablebasePath value /nonexistent/tables",
     "setoption name TablebasePath value <empty>",
     "setoption name Hash value 4096",
     "setoption name Hash value 1",
     "setoption name TablebasePath value {table}",
 ];
 
-/// A real table file for the `{table}` lines of the corpora, in `dir`.
+/// A real table directory for the `{table}` lines of the corpora, in
+/// `dir`.
 fn table_file(dir: &std::path::Path) -> String {
-    let path = dir.join("3x3-classic.dtb");
-    dodgem::tablebase::builtin(3, dodgem::Rules::Classic)
-        .unwrap()
-        .save(&path)
-        .unwrap();
+    let name = dir.file_name().unwrap().to_string_lossy();
+    let tables = crate::common::table_dir(&format!("{name}-tables"), 3, dodgem::Rules::Classic);
+    let path = dir.join("3x3-classic");
+    std::fs::rename(&tables, &path).unwrap();
     path.display().to_string()
 }
 

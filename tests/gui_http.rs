@@ -579,7 +579,7 @@ fn engine_options_from_the_command_line_are_checked_and_sent() {
     // makes it say so, and it plays on.
     let gui = Gui::start_with(&[
         "--option",
-        "TablebasePath=/nonexistent/5x5.dtb",
+        "TablebasePath=/nonexistent/5x5-textbook",
         "--option",
         "Hash=8",
     ]);
@@ -596,6 +596,28 @@ fn engine_options_from_the_command_line_are_checked_and_sent() {
     gui.wait("the engine's first move", LONG, |s| {
         !strings(&s["moves"]).is_empty()
     });
+}
+
+#[test]
+fn a_table_directory_given_as_an_option_is_loaded_and_played_from() {
+    let _cpu = shared();
+    let dir = crate::common::table_dir("gui-tables", 4, dodgem::Rules::Classic);
+    let option = format!("TablebasePath={}", dir.display());
+    let gui = Gui::start_with(&["--option", &option]);
+    gui.wait("the engine's word that it loaded the tables", LONG, |s| {
+        s["engine"]["last_info_string"].as_str().is_some_and(|m| {
+            m.contains("loaded 4x4 classic layered tables (at most 3 cars a side) from")
+        })
+    });
+    gui.ok(
+        "/api/new",
+        json!({"size": 4, "rules": "classic", "engine": "black", "movetime": 50}),
+    );
+    gui.wait("the engine's first move", LONG, |s| {
+        !strings(&s["moves"]).is_empty()
+    });
+    drop(gui);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use dodgem::board::WinReason;
 use dodgem::notation::{parse_move, parse_position};
-use dodgem::tablebase::{self, Value as TableValue};
+use dodgem::solver::Dtz;
+use dodgem::tablebase;
 use dodgem::{Color, Outcome, Position, Rules};
 use serde_json::Value;
 
@@ -319,8 +320,8 @@ fn replay_game(game: &Replayed) -> Result<(), String> {
                 && winner.is_some_and(|w| match tablebase::builtin(position.size(), rules) {
                     None => true,
                     Some(table) => match table.probe(&position) {
-                        Some(TableValue::Win(_)) => w == position.side_to_move(),
-                        Some(TableValue::Loss(_)) => w != position.side_to_move(),
+                        Some(Dtz::Win(_)) => w == position.side_to_move(),
+                        Some(Dtz::Loss(_)) => w != position.side_to_move(),
                         _ => false,
                     },
                 })
@@ -701,11 +702,18 @@ fn engines_play_a_match_that_replays() {
                 .any(|t| t.is_fault() && t.name() == game.tag("Termination")),
             "{game:?}"
         );
-        // The engine reports a score and depth for every move.
+        // The engine reports a score and depth for every move (the
+        // table's score, beyond any evaluation, where its tables decide).
+        let from_tables = |c: &str| {
+            c.strip_prefix("cp ")
+                .and_then(|rest| rest.split('/').next())
+                .and_then(|n| n.parse::<i64>().ok())
+                .is_some_and(|n| n.abs() > 20_000)
+        };
         assert!(
             game.comments
                 .iter()
-                .all(|c| c.contains("/4 ") || c.contains("mate")),
+                .all(|c| c.contains("/4 ") || c.contains("mate") || from_tables(c)),
             "{game:?}"
         );
         // Random openings of 3 plies: White to move in every game.
@@ -918,7 +926,7 @@ fn adjudication_ends_games_at_forced_wins() {
         played
             .run
             .stdout
-            .contains("Black wins by adjudication: the table has a forced win in 19 plies"),
+            .contains("Black wins by adjudication: the table has a forced win"),
         "{}",
         played.run.stdout
     );
@@ -966,6 +974,94 @@ fn adjudication_ends_games_at_forced_wins() {
     assert!(
         run.stderr
             .contains("--tablebase: cannot read /nonexistent/table"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn adjudication_reads_a_directory_of_endgame_tables() {
+    let _cpu = shared();
+    let scratch = Scratch::new("adjudicate-dir");
+    // 5 x 5 tables of the positions with at most two cars a side, and
+    // openings among them.
+    let tables = scratch.path("5x5-k2");
+    let plan = dodgem::solver::Plan {
+        kind: dodgem::solver::Kind {
+            size: 5,
+            rules: dodgem::Rules::Textbook,
+            max_cars: 2,
+        },
+        dir: tables.clone(),
+        threads: 2,
+        stop_after_layers: None,
+        two_bytes: false,
+    };
+    dodgem::solver::solve_layers(&plan, &mut |_| {}).unwrap();
+    let openings = scratch.path("openings.txt");
+    std::fs::write(
+        &openings,
+        "5/B4/1B1W1/5/3W1 b
+5/5/B3W/B2W1/5 w
+",
+    )
+    .unwrap();
+    let legal = mock("legal");
+    let played = play(
+        &scratch,
+        Match::new(&legal, &legal).with(&[
+            "--games",
+            "4",
+            "--depth",
+            "1",
+            "--openings",
+            openings.to_str().unwrap(),
+            "--adjudicate",
+            "--tablebase",
+            tables.to_str().unwrap(),
+        ]),
+    );
+    let probe = dodgem::solver::Tables::open(&tables).unwrap();
+    for game in &played.games {
+        // The verdict is the directory's.
+        let mut position = dodgem::notation::parse_position(game.tag("FEN")).unwrap();
+        for mv in &game.moves {
+            position = position.play(dodgem::notation::parse_move(mv, &position).unwrap());
+        }
+        if game.tag("Termination") == "adjudication" {
+            let side = position.side_to_move();
+            let winner = match probe.probe(&position).unwrap() {
+                Some(Dtz::Win(_)) => side,
+                Some(Dtz::Loss(_)) => side.other(),
+                other => panic!("adjudicated at {other:?}: {game:?}"),
+            };
+            let expected = if winner == Color::White { "1-0" } else { "0-1" };
+            assert_eq!(game.tag("Result"), expected, "{game:?}");
+        }
+    }
+    assert!(
+        played
+            .games
+            .iter()
+            .any(|g| g.tag("Termination") == "adjudication"),
+        "{:?}",
+        played.games
+    );
+    // Tables of another rule are refused.
+    let run = run_match(Match::new(&legal, &legal).with(&[
+        "--size",
+        "5",
+        "--rules",
+        "classic",
+        "--depth",
+        "1",
+        "--adjudicate",
+        "--tablebase",
+        tables.to_str().unwrap(),
+    ]));
+    assert!(!run.status.success());
+    assert!(
+        run.stderr.contains("holds the textbook rules"),
         "{}",
         run.stderr
     );

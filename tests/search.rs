@@ -16,8 +16,7 @@ fn run(position: &str, rules: Rules, limits: Limits, multipv: usize) -> (SearchR
             multipv,
             ..Settings::default()
         },
-        table: None,
-        layered: None,
+        tablebase: Default::default(),
     };
     let mut tables = Tables::new(16);
     let mut infos = Vec::new();
@@ -174,8 +173,7 @@ fn a_third_occurrence_is_a_draw_and_saves_a_lost_game() {
         history: vec![11, repeated, 12, repeated],
         limits: depth(4),
         settings: Settings::default(),
-        table: None,
-        layered: None,
+        tablebase: Default::default(),
     };
     let mut infos = Vec::new();
     let outcome = search(

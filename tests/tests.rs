@@ -18,6 +18,7 @@ mod layered;
 mod movegen;
 mod perft;
 mod referee;
+mod reference;
 mod replies;
 mod search;
 mod tablebase;

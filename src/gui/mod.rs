@@ -49,7 +49,8 @@ pub struct GuiOptions {
     #[arg(long)]
     pub engine: Option<String>,
     /// An engine option, `Name=Value` (`Name` for a button), e.g.
-    /// `TablebasePath=5x5-textbook.dtb`; repeatable.
+    /// `TablebasePath=5x5-textbook` (a directory `dodgem solve --out`
+    /// wrote); repeatable.
     #[arg(long = "option", value_name = "NAME=VALUE")]
     // Sent after each `uciok` once checked against the engine's options.
     pub options: Vec<String>,

@@ -6,7 +6,6 @@ use crate::notation::{format_move, format_moves_sorted, format_position};
 use crate::options;
 use crate::search::Info;
 use crate::solver::Dtz;
-use crate::tablebase::Value;
 
 /// The engine's name and author as `uci` reports them.
 pub const NAME: &str = concat!("dodgem ", env!("CARGO_PKG_VERSION"));
@@ -116,24 +115,15 @@ pub fn perft_total(nodes: u64) -> String {
     format!("Nodes searched: {nodes}")
 }
 
-/// The answer to `solve`: the position's value for the side to move;
+/// The answer to `solve`: the position's value for the side to move,
+/// with the distance in plies to the next progress move that keeps it;
 /// `None` is a position no table covers.
-pub fn solve_line(value: Option<Value>) -> String {
+pub fn solve_line(value: Option<Dtz>) -> String {
     match value {
-        Some(Value::Win(plies)) => format!("solve win {plies}"),
-        Some(Value::Loss(plies)) => format!("solve loss {plies}"),
-        Some(Value::Draw) => "solve draw".to_string(),
+        Some(Dtz::Win(plies)) => format!("solve win dtz {plies}"),
+        Some(Dtz::Loss(plies)) => format!("solve loss dtz {plies}"),
+        Some(Dtz::Draw) => "solve draw".to_string(),
         None => "solve unknown".to_string(),
-    }
-}
-
-/// The `solve` answer from layered tables: the result and the distance
-/// in plies to the next progress move that keeps it.
-pub fn solve_dtz_line(value: Dtz) -> String {
-    match value {
-        Dtz::Win(plies) => format!("solve win dtz {plies}"),
-        Dtz::Loss(plies) => format!("solve loss dtz {plies}"),
-        Dtz::Draw => "solve draw".to_string(),
     }
 }
 

@@ -10,32 +10,37 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::board::{Position, Rules};
-use crate::tablebase::{self, Table, Value};
+use crate::solver::Dtz;
+use crate::tablebase::{self, Layered};
 
 use super::record::GameResult;
 
-/// The tables a match adjudicates with, one per board size.
+/// The tables a match adjudicates with.
 #[derive(Clone, Debug)]
 pub struct Adjudicator {
-    tables: Vec<Arc<Table>>,
+    rules: Rules,
+    tables: Vec<Arc<Layered>>,
 }
 
 impl Adjudicator {
-    /// Tables for every size in `sizes` under `rules`: from `file` where
-    /// its size matches, else the built-in ones (3 x 3 and 4 x 4).
+    /// Tables for every size in `sizes` under `rules`: the directory `dir`
+    /// of layered tables (from `dodgem solve --out`) where its size
+    /// matches (it may cover only endgames), else the built-in ones (3 x 3
+    /// and 4 x 4).
     ///
     /// # Errors
-    /// A file that cannot be loaded or is for other rules, or a size that
-    /// no table covers.
-    pub fn new(sizes: &[usize], rules: Rules, file: Option<&Path>) -> Result<Adjudicator, String> {
-        let loaded = match file {
-            Some(path) => {
-                let table = Table::load(path).map_err(|error| format!("--tablebase: {error}"))?;
-                if table.rules() != rules {
+    /// A directory that cannot be used or is for other rules, or a size
+    /// that no table covers.
+    pub fn new(sizes: &[usize], rules: Rules, dir: Option<&Path>) -> Result<Adjudicator, String> {
+        let loaded = match dir {
+            Some(dir) => {
+                let table = Layered::open(dir).map_err(|error| format!("--tablebase: {error}"))?;
+                let kind = table.kind();
+                if kind.rules != rules {
                     return Err(format!(
                         "--tablebase: {} holds the {} rules, the match plays {}",
-                        path.display(),
-                        table.rules().name(),
+                        dir.display(),
+                        kind.rules.name(),
                         rules.name()
                     ));
                 }
@@ -46,32 +51,36 @@ impl Adjudicator {
         let mut tables = Vec::new();
         for &size in sizes {
             let table = match &loaded {
-                Some(table) if table.size() == size => Arc::clone(table),
+                Some(table) if table.kind().size == size => Arc::clone(table),
                 _ => tablebase::builtin(size, rules).ok_or_else(|| {
                     format!(
-                        "--adjudicate: no table covers {size} x {size} (the built-in tables are 3 x 3 and 4 x 4; give a solved table file with --tablebase)"
+                        "--adjudicate: no table covers {size} x {size} (the built-in tables are 3 x 3 and 4 x 4; give a directory of solved tables with --tablebase)"
                     )
                 })?,
             };
             tables.push(table);
         }
-        Ok(Adjudicator { tables })
+        Ok(Adjudicator { rules, tables })
     }
 
     /// The result, and a sentence, when `position` is a forced win.
     pub fn adjudicate(&self, position: &Position) -> Option<(GameResult, String)> {
-        let table = self.tables.iter().find(|t| t.size() == position.size())?;
+        let table = self
+            .tables
+            .iter()
+            .find(|t| t.covers(position, self.rules))?;
         let side = position.side_to_move();
         let (winner, plies) = match table.probe(position)? {
-            Value::Win(plies) => (side, plies),
-            Value::Loss(plies) => (side.other(), plies),
-            Value::Draw => return None,
+            Dtz::Win(plies) => (side, plies),
+            Dtz::Loss(plies) => (side.other(), plies),
+            Dtz::Draw => return None,
         };
         Some((
             GameResult::Win(winner),
             format!(
-                "{} wins by adjudication: the table has a forced win in {plies} plies",
-                winner.name()
+                "{} wins by adjudication: the table has a forced win (next progress move in {plies} {})",
+                winner.name(),
+                if plies == 1 { "ply" } else { "plies" }
             ),
         ))
     }
@@ -85,12 +94,12 @@ mod tests {
     #[test]
     fn forced_wins_are_adjudicated_and_draws_are_not() {
         let adjudicator = Adjudicator::new(&[3, 4], Rules::Textbook, None).unwrap();
-        // The 3 x 3 start: Black wins in 19 plies.
+        // The 3 x 3 start: Black wins, a3b3 first (a progress move).
         assert_eq!(
             adjudicator.adjudicate(&Position::start(3)),
             Some((
                 GameResult::Win(Color::Black),
-                "Black wins by adjudication: the table has a forced win in 19 plies".into()
+                "Black wins by adjudication: the table has a forced win (next progress move in 1 ply)".into()
             ))
         );
         // The 4 x 4 start is a draw.

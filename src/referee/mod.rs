@@ -125,8 +125,9 @@ pub struct MatchArgs {
     /// win (built-in tables for 3 x 3 and 4 x 4; others need --tablebase).
     #[arg(long)]
     pub adjudicate: bool,
-    /// A solved table file (from `dodgem solve --out`) to adjudicate with.
-    #[arg(long, value_name = "FILE", requires = "adjudicate")]
+    /// A directory of solved tables (from `dodgem solve --out DIR`) to
+    /// adjudicate with.
+    #[arg(long, value_name = "DIR", requires = "adjudicate")]
     pub tablebase: Option<PathBuf>,
     /// Write the game records to this file (PGN-style).
     #[arg(long, value_name = "FILE")]

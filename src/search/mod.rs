@@ -15,19 +15,18 @@ mod params;
 mod tablebase;
 pub mod thread;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::board::{Move, Position, Rules};
 use crate::eval::{Evaluation, evaluate_for_side_to_move, moves_to_go};
-use crate::tablebase::{Layered, Table};
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
 
 pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score};
 pub use ordering::History;
 pub use params::MAX_DEPTH;
+pub use tablebase::TableUse;
 
 /// Limits of one search, as `go` gives them. Any combination may be set;
 /// the search stops at the first one reached.
@@ -85,12 +84,8 @@ pub struct Request {
     pub history: Vec<u64>,
     pub limits: Limits,
     pub settings: Settings,
-    /// The solved table for this board and rule, when play should follow
-    /// it (see [`crate::tablebase`]).
-    pub table: Option<Arc<Table>>,
-    /// Layered tables that cover the root, when play should follow them
-    /// (and no `table` is set).
-    pub layered: Option<Arc<Layered>>,
+    /// Solved tables to play from (see [`crate::tablebase`]).
+    pub tablebase: TableUse,
 }
 
 /// Flags the protocol thread sets and the search reads.
@@ -168,11 +163,8 @@ pub fn search(
     signals: &Signals,
     report: &mut dyn FnMut(Info),
 ) -> SearchResult {
-    let probe = match (&request.table, &request.layered) {
-        (Some(table), _) => tablebase::probe_root(request, table, &signals.stop),
-        (None, Some(layered)) => tablebase::probe_layered_root(request, layered, &signals.stop),
-        (None, None) => None,
-    };
+    let probe = (request.tablebase.root.as_ref())
+        .and_then(|table| tablebase::probe_root(request, table, &signals.stop));
     match probe {
         None => Searcher::new(request, tables, signals).iterate(report),
         Some(tablebase::RootProbe::Decided(result, lines)) => {
@@ -187,8 +179,7 @@ pub fn search(
             let mut drawn = request.clone();
             drawn.settings.multipv = drawn.settings.multipv.min(moves.len());
             drawn.limits.searchmoves = moves;
-            drawn.table = None;
-            drawn.layered = None;
+            drawn.tablebase = TableUse::default();
             let mut exact = |mut info: Info| {
                 info.score = Score::Cp(DRAW);
                 info.tbhits = probes;
@@ -231,6 +222,8 @@ struct Searcher<'a> {
     root_index: usize,
     /// Triangular principal-variation table.
     pv: Vec<Vec<Move>>,
+    /// Solved tables probed inside the search, if any.
+    prober: Option<tablebase::Prober>,
 }
 
 impl<'a> Searcher<'a> {
@@ -261,6 +254,7 @@ impl<'a> Searcher<'a> {
             keys,
             root_index,
             pv: vec![Vec::new(); MAX_PLY + 1],
+            prober: tablebase::Prober::new(request),
             tables,
             signals,
         }
@@ -604,6 +598,10 @@ impl<'a> Searcher<'a> {
                 Rules::Classic => MATE - ply as i32,
             };
         }
+        // A position the solved tables cover has its exact result.
+        if let Some(score) = self.prober.as_mut().and_then(|p| p.probe(position, ply)) {
+            return score;
+        }
         if depth <= 0 || ply >= MAX_PLY {
             return evaluate_for_side_to_move(position, self.evaluation);
         }
@@ -716,7 +714,7 @@ impl<'a> Searcher<'a> {
             nodes: self.nodes,
             nps: self.nodes.saturating_mul(1_000_000) / micros,
             hashfull: self.tables.tt.hashfull(),
-            tbhits: 0,
+            tbhits: self.prober.as_ref().map_or(0, |p| p.hits),
             time,
             pv: rm.pv.clone(),
         }

@@ -5,13 +5,84 @@
 //! the search, but only over the moves that keep the draw, so the engine
 //! still tries to set the opponent problems without ever risking a loss.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::{Info, MATE, MAX_PLY, Request, Score, SearchResult};
-use crate::board::{Move, Position};
-use crate::solver::Dtz;
-use crate::tablebase::{Layered, Table, Value, dtz_preference};
+use super::{Info, MAX_PLY, Request, Score, SearchResult};
+use crate::board::{Color, Move, Position, Rules};
+use crate::solver::{Dtz, Wdl, WdlReader};
+use crate::tablebase::Layered;
+
+/// The solved tables a search uses.
+#[derive(Clone, Debug, Default)]
+pub struct TableUse {
+    /// Tables that cover the root: play follows them.
+    pub root: Option<Arc<Layered>>,
+    /// Tables of the board and rule probed inside the search, the most
+    /// cars first.
+    pub probes: Vec<Arc<Layered>>,
+}
+
+/// Score of a win found by a probe inside the search, at the root: a
+/// covered position `ply` plies from the root scores `TB_WIN - ply` when
+/// won for its side to move. Beyond any evaluation, below the root's
+/// table scores and any mate: the tables know the result there, not the
+/// distance to the end.
+pub(super) const TB_WIN: i32 = 28_000;
+
+/// Probes inside one search thread's search: the tables of the board, the
+/// most cars first, each with this thread's view of its win/draw/loss
+/// cache, and the number of probes answered.
+pub(super) struct Prober {
+    tables: Vec<(Arc<Layered>, WdlReader)>,
+    rules: Rules,
+    /// Most cars a side any of the tables covers.
+    max_cars: u32,
+    pub(super) hits: u64,
+}
+
+impl Prober {
+    /// The prober for `request`; `None` when it has no tables to probe.
+    pub(super) fn new(request: &Request) -> Option<Prober> {
+        let probes = &request.tablebase.probes;
+        let max_cars = probes.iter().map(|t| t.kind().max_cars).max()?;
+        Some(Prober {
+            tables: probes
+                .iter()
+                .map(|t| (Arc::clone(t), WdlReader::default()))
+                .collect(),
+            rules: request.settings.rules,
+            max_cars,
+            hits: 0,
+        })
+    }
+
+    /// The exact score of `position`, `ply` plies from the root, for its
+    /// side to move, when a table covers it and has its layer in memory:
+    /// a win `TB_WIN - ply` (nearer wins score higher), a loss the
+    /// negation, a draw 0. `None` otherwise (the search goes on).
+    pub(super) fn probe(&mut self, position: &Position, ply: usize) -> Option<i32> {
+        let cars = |color| position.cars(color).count_ones();
+        if cars(Color::Black).max(cars(Color::White)) > self.max_cars {
+            return None;
+        }
+        for (table, reader) in &mut self.tables {
+            if !table.covers(position, self.rules) {
+                continue;
+            }
+            if let Some(wdl) = table.probe_wdl(reader, position) {
+                self.hits += 1;
+                return Some(match wdl {
+                    Wdl::Win => TB_WIN - ply as i32,
+                    Wdl::Draw => 0,
+                    Wdl::Loss => -(TB_WIN - ply as i32),
+                });
+            }
+        }
+        None
+    }
+}
 
 /// What the table says about the root.
 pub(super) enum RootProbe {
@@ -20,56 +91,6 @@ pub(super) enum RootProbe {
     /// Drawn: search these moves (the ones that hold the draw); `probes`
     /// table lookups were made.
     Drawn { moves: Vec<Move>, probes: u64 },
-}
-
-/// Internal score of a value for the side to move.
-pub(super) fn score_of(value: Value) -> i32 {
-    match value {
-        Value::Win(plies) => MATE - plies as i32,
-        Value::Loss(plies) => -(MATE - plies as i32),
-        Value::Draw => 0,
-    }
-}
-
-/// Ranks the root moves with `table`; `None` when the table has nothing
-/// to say (no legal move among the ones asked for). A set `stop` cuts the
-/// lines of best play short.
-pub(super) fn probe_root(request: &Request, table: &Table, stop: &AtomicBool) -> Option<RootProbe> {
-    let started = Instant::now();
-    let root = request.position;
-    let searchmoves = &request.limits.searchmoves;
-    let mut probes = 0;
-    let mut ranked: Vec<(Move, Value)> = table
-        .rank_moves(&root)
-        .into_iter()
-        .inspect(|_| probes += 1)
-        .filter(|(mv, _)| searchmoves.is_empty() || searchmoves.contains(mv))
-        .map(|(mv, value)| (mv, repetition_adjusted(request, &root, mv, value)))
-        .collect();
-    if ranked.is_empty() {
-        return None;
-    }
-    ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
-    let best = ranked[0].1;
-    if best == Value::Draw {
-        let moves = ranked
-            .iter()
-            .take_while(|(_, value)| *value == Value::Draw)
-            .map(|&(mv, _)| mv)
-            .collect();
-        return Some(RootProbe::Drawn { moves, probes });
-    }
-    let mut lines = Vec::new();
-    for (index, &(mv, value)) in ranked
-        .iter()
-        .take(request.settings.multipv.max(1))
-        .enumerate()
-    {
-        let mut pv = vec![mv];
-        pv.extend(best_line(table, root.play(mv), &mut probes, stop));
-        lines.push((index + 1, score_of(value), pv));
-    }
-    Some(decided(lines, probes, started, score_of(best)))
 }
 
 /// The result and info lines of a decided root: `lines` of (multipv,
@@ -108,45 +129,6 @@ fn decided(
     RootProbe::Decided(result, infos)
 }
 
-/// The line of best play from a decided `position` to the end of the
-/// game (the winner hurrying, the loser delaying), counting table probes.
-/// Each move must bring the end one ply nearer: a damaged table whose
-/// values cycle ends the line there, as does `stop`.
-fn best_line(
-    table: &Table,
-    mut position: Position,
-    probes: &mut u64,
-    stop: &AtomicBool,
-) -> Vec<Move> {
-    let mut line = Vec::new();
-    let mut plies_left = u32::MAX;
-    while !stop.load(Ordering::Relaxed) {
-        let ranked = table.rank_moves(&position);
-        *probes += ranked.len() as u64;
-        let plies = match ranked.first() {
-            Some(&(_, Value::Win(plies) | Value::Loss(plies))) => plies,
-            _ => break,
-        };
-        if plies >= plies_left {
-            break;
-        }
-        plies_left = plies;
-        line.push(ranked[0].0);
-        position = position.play(ranked[0].0);
-    }
-    line
-}
-
-/// A move into a position seen twice before draws by threefold repetition,
-/// whatever the table says.
-fn repetition_adjusted(request: &Request, root: &Position, mv: Move, value: Value) -> Value {
-    if repeats(request, root, mv) {
-        Value::Draw
-    } else {
-        value
-    }
-}
-
 /// Whether `mv` from `root` makes a threefold repetition.
 fn repeats(request: &Request, root: &Position, mv: Move) -> bool {
     if mv.is_irreversible(root.side_to_move()) {
@@ -174,11 +156,12 @@ pub(super) const TABLE_WIN: i32 = 30_000;
 /// Distances beyond this score as this one.
 const MAX_TABLE_DISTANCE: u32 = 1_000;
 
-/// Ranks the root moves with layered tables that cover the root, as
-/// [`probe_root`] does with a dense table: a decided root is played at
-/// once (the winner never cycles, the loser delays), a drawn one searched
-/// over the drawing moves. `None` when the tables have nothing to say.
-pub(super) fn probe_layered_root(
+/// Ranks the root moves with tables that cover the root: a decided root
+/// is played at once (the winner never cycles, the loser delays), a drawn
+/// one searched over the drawing moves. `None` when the tables have
+/// nothing to say (no legal move among those asked for, or a layer that
+/// cannot be read).
+pub(super) fn probe_root(
     request: &Request,
     layered: &Layered,
     stop: &AtomicBool,
@@ -203,7 +186,7 @@ pub(super) fn probe_layered_root(
     if ranked.is_empty() {
         return None;
     }
-    ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(dtz_preference(value)));
+    ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
     let best = ranked[0].1;
     if best == Dtz::Draw {
         let moves = ranked
@@ -228,8 +211,9 @@ pub(super) fn probe_layered_root(
 
 /// The line of best play by layered tables from `position` (the winner
 /// making progress or nearing it, the loser delaying) until the game ends,
-/// the position is drawn, `stop` is set or [`MAX_PLY`] moves are made (a
-/// damaged table cannot make it endless).
+/// the position is drawn, `stop` is set, [`MAX_PLY`] moves are made (a
+/// damaged table cannot make it endless) or the next move would need a
+/// layer not in memory (the line is for show: it never waits for a file).
 fn layered_line(
     layered: &Layered,
     mut position: Position,
@@ -238,7 +222,9 @@ fn layered_line(
 ) -> Vec<Move> {
     let mut line = Vec::new();
     while !stop.load(Ordering::Relaxed) && line.len() < MAX_PLY {
-        let ranked = layered.rank_moves(&position);
+        let Some(ranked) = layered.rank_moves_in_memory(&position) else {
+            break;
+        };
         *probes += ranked.len() as u64;
         match ranked.first() {
             Some(&(mv, Dtz::Win(_) | Dtz::Loss(_))) => {
@@ -255,50 +241,36 @@ fn layered_line(
 mod tests {
     use super::*;
     use crate::board::Rules;
-    use crate::solver::{self, Value};
-
-    /// A 3 x 3 table that says every position is won in one ply: every
-    /// move then looks like a loss in two, and best play goes round in
-    /// circles.
-    fn cycling_table() -> Table {
-        let mut solution = solver::solve(3, Rules::Textbook, 1, &|_| {}).unwrap();
-        solution.values.fill(solver::encode(Value::Win(1)));
-        Table::from(solution)
-    }
-
-    #[test]
-    fn a_cycling_table_gives_a_short_line() {
-        let table = cycling_table();
-        let position = crate::notation::parse_position("3/B2/2W b").unwrap();
-        let mut probes = 0;
-        let line = best_line(&table, position, &mut probes, &AtomicBool::new(false));
-        assert!(line.len() <= 1, "{line:?}");
-    }
+    use crate::tablebase;
 
     #[test]
     fn stop_ends_the_line_at_once() {
-        let table = sound_table();
-        let position = Position::start(3);
+        let table = tablebase::builtin(3, Rules::Textbook).unwrap();
         let mut probes = 0;
-        let line = best_line(&table, position, &mut probes, &AtomicBool::new(true));
+        let line = layered_line(
+            &table,
+            Position::start(3),
+            &mut probes,
+            &AtomicBool::new(true),
+        );
         assert!(line.is_empty());
         assert_eq!(probes, 0);
     }
 
-    fn sound_table() -> std::sync::Arc<Table> {
-        crate::tablebase::builtin(3, Rules::Textbook).unwrap()
-    }
-
     #[test]
-    fn a_sound_table_gives_the_whole_line() {
-        let table = sound_table();
+    fn a_sound_table_gives_a_whole_line_to_the_end() {
+        let table = tablebase::builtin(3, Rules::Textbook).unwrap();
         let start = Position::start(3);
-        let Some(Value::Win(plies)) = table.probe(&start) else {
-            panic!("the 3x3 start is a win");
-        };
-        let (mv, _) = table.rank_moves(&start)[0];
         let mut probes = 0;
-        let line = best_line(&table, start.play(mv), &mut probes, &AtomicBool::new(false));
-        assert_eq!(line.len() as u32 + 1, plies);
+        let line = layered_line(&table, start, &mut probes, &AtomicBool::new(false));
+        let mut position = start;
+        for &mv in &line {
+            position = position.play(mv);
+        }
+        // Black wins the 3 x 3 start: the line ends with its last car off.
+        assert_eq!(
+            position.outcome(Rules::Textbook).and_then(|o| o.winner()),
+            Some(crate::board::Color::Black)
+        );
     }
 }

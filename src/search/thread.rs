@@ -3,8 +3,9 @@
 //! touches stdout. A panic in a job is caught and reported as
 //! [`Event::Failed`]; the thread then takes the next job.
 //!
-//! Table files are loaded on a thread of their own ([`TableLoader`]), so a
-//! load never waits behind a running search.
+//! Table directories are loaded, and `solve` answered, on a thread of
+//! their own ([`TableLoader`]), so neither waits behind a running search
+//! nor holds up the protocol thread while a layer is read.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -15,11 +16,12 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::{Mutex, RwLock};
 
-use super::{Info, Request, SearchResult, Signals, Tables, search};
+use super::{Info, Request, SearchResult, Signals, TableUse, Tables, search};
 use crate::bench::{self, BenchReport};
-use crate::board::{Move, Position};
+use crate::board::{Move, Position, Rules};
 use crate::perft;
-use crate::tablebase::{self, Table, Tablebases};
+use crate::protocol::response;
+use crate::tablebase::{self, Layered, Tablebases};
 use crate::tt::TranspositionTable;
 
 /// How long dropping a [`SearchThread`] waits for the thread to end
@@ -35,9 +37,9 @@ pub struct Shared {
     /// `Clear Hash`), so it never waits on this lock and keeps reading
     /// input while a slow resize runs.
     pub tables: Mutex<Tables>,
-    /// Solved tables loaded from files (`TablebasePath`). Replaced by the
-    /// [`TableLoader`] once the files are read, so readers never wait on a
-    /// load; a search keeps the set it started with.
+    /// Solved tables loaded from directories (`TablebasePath`). Replaced
+    /// by the [`TableLoader`] once they are read, so readers never wait on
+    /// a load; a search keeps the set it started with.
     pub tablebases: RwLock<Tablebases>,
 }
 
@@ -100,6 +102,9 @@ pub enum Event {
         error: Option<String>,
     },
     Cleared,
+    /// Layers of the tables found unusable during a search (each once):
+    /// what is wrong with them. The search went on without them.
+    TableErrors(Vec<String>),
     /// A job panicked (a bug): what kind of job, and the panic's message.
     /// The thread goes on with the next job.
     Failed {
@@ -108,12 +113,18 @@ pub enum Event {
     },
 }
 
-/// A [`TableLoader`]'s result: a description of each table loaded, and a
-/// message for each file that could not be.
+/// What a [`TableLoader`] job gave.
 #[derive(Debug)]
-pub struct TablesLoaded {
-    pub loaded: Vec<String>,
-    pub errors: Vec<String>,
+pub enum LoaderDone {
+    /// A `TablebasePath` load: a description of each table loaded, and a
+    /// message for each path that could not be.
+    Loaded {
+        loaded: Vec<String>,
+        errors: Vec<String>,
+    },
+    /// A `solve`: its answer, and what was found wrong with the tables on
+    /// the way (the answer is then `solve unknown`).
+    Solved { line: String, errors: Vec<String> },
 }
 
 /// Handle to the running search thread; dropping it ends the thread (or
@@ -230,15 +241,24 @@ fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>, fault: Op
     }
 }
 
-/// The solved table for a search, if any. A built-in table not yet built
+/// The solved tables for a search: loaded tables that cover the root, or
+/// else the built-in table of its size; and the loaded tables of its board
+/// and rule for probes inside the search. A built-in table not yet built
 /// is built on a thread of its own while this one watches `stop`: if the
 /// search is stopped first, it goes on without the table (the build
 /// finishes in the background, for the next search).
-fn table_for(tablebases: &Tablebases, request: &Request, stop: &AtomicBool) -> Option<Arc<Table>> {
-    let (size, rules) = (request.position.size(), request.settings.rules);
-    if let Some(table) = tablebases.loaded_for(size, rules) {
-        return Some(table);
-    }
+fn tables_for(tablebases: &Tablebases, request: &Request, stop: &AtomicBool) -> TableUse {
+    let (position, rules) = (&request.position, request.settings.rules);
+    let probes = tablebases.for_board(position.size(), rules);
+    let root = tablebases
+        .covering(position, rules)
+        .or_else(|| builtin_watching(position.size(), rules, stop));
+    TableUse { root, probes }
+}
+
+/// The built-in table for `size`, built if need be unless `stop` is set
+/// first.
+fn builtin_watching(size: usize, rules: Rules, stop: &AtomicBool) -> Option<Arc<Layered>> {
     if !tablebase::has_builtin(size) {
         return None;
     }
@@ -263,6 +283,16 @@ fn table_for(tablebases: &Tablebases, request: &Request, stop: &AtomicBool) -> O
     }
 }
 
+/// What was found wrong with the layers of `tables` since last asked.
+fn table_errors(tables: &TableUse) -> Vec<String> {
+    tables
+        .root
+        .iter()
+        .chain(&tables.probes)
+        .flat_map(|table| table.take_errors())
+        .collect()
+}
+
 fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Fault>) -> Event {
     match job {
         Job::Search(mut request) => {
@@ -271,16 +301,7 @@ fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Faul
             }
             if request.settings.tablebase {
                 let tablebases = shared.tablebases.read().clone();
-                let rules = request.settings.rules;
-                let size = request.position.size();
-                // A loaded dense table first, then layered tables that
-                // cover the position, then the built-in tables.
-                if tablebases.loaded_for(size, rules).is_none() {
-                    request.layered = tablebases.layered_for(&request.position, rules);
-                }
-                if request.layered.is_none() {
-                    request.table = table_for(&tablebases, &request, &shared.signals.stop);
-                }
+                request.tablebase = tables_for(&tablebases, &request, &shared.signals.stop);
             }
             let mut tables = shared.tables.lock();
             log::debug!("search: {:?}", request.limits);
@@ -298,6 +319,10 @@ fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Faul
             };
             let outcome = search(&request, &mut tables, &shared.signals, &mut report);
             log::debug!("search done: {outcome:?}");
+            let errors = table_errors(&request.tablebase);
+            if !errors.is_empty() {
+                let _ = events.send(Event::TableErrors(errors));
+            }
             Event::SearchDone(outcome)
         }
         Job::Perft { position, depth } => {
@@ -338,65 +363,32 @@ fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Faul
     }
 }
 
-/// The thread that loads table files (`TablebasePath`), one value at a
-/// time in order, and swaps the loaded set in; it also builds built-in
-/// tables asked for (`solve`). Dropping it ends it.
+/// The thread that loads table directories (`TablebasePath`), one value
+/// at a time in order, and swaps the loaded set in; it also answers
+/// `solve` (which may read and decompress a layer, or build a built-in
+/// table). Dropping it ends it.
 pub struct TableLoader {
     jobs: Sender<LoaderJob>,
 }
 
 enum LoaderJob {
     Load(String),
-    Build(usize, crate::board::Rules),
+    Solve(Position, Rules),
 }
 
 impl TableLoader {
-    /// Starts the thread; each load's result arrives on the receiver.
-    pub fn spawn(shared: Arc<Shared>) -> (TableLoader, Receiver<TablesLoaded>) {
+    /// Starts the thread; each job's result arrives on the receiver, in
+    /// the order the jobs were sent.
+    pub fn spawn(shared: Arc<Shared>) -> (TableLoader, Receiver<LoaderDone>) {
         let (jobs, inbox) = crossbeam_channel::unbounded::<LoaderJob>();
         let (results, receiver) = crossbeam_channel::unbounded();
         std::thread::Builder::new()
             .name("table loader".into())
             .spawn(move || {
                 for job in inbox {
-                    let list = match job {
-                        LoaderJob::Load(list) => list,
-                        LoaderJob::Build(size, rules) => {
-                            let built = catch_unwind(|| tablebase::builtin(size, rules));
-                            if let Err(payload) = built {
-                                log::error!(
-                                    "building the {size}x{size} table failed: {}",
-                                    panic_message(payload.as_ref())
-                                );
-                            }
-                            let done = TablesLoaded {
-                                loaded: Vec::new(),
-                                errors: Vec::new(),
-                            };
-                            if results.send(done).is_err() {
-                                break;
-                            }
-                            continue;
-                        }
-                    };
-                    let result =
-                        catch_unwind(AssertUnwindSafe(|| tablebase::load_path_list(&list)));
-                    let done = match result {
-                        Ok(loaded) => {
-                            *shared.tablebases.write() =
-                                Tablebases::new(loaded.tables, loaded.layered);
-                            TablesLoaded {
-                                loaded: loaded.descriptions,
-                                errors: loaded.errors,
-                            }
-                        }
-                        Err(payload) => TablesLoaded {
-                            loaded: Vec::new(),
-                            errors: vec![format!(
-                                "loading failed ({}); the tables loaded before are kept",
-                                panic_message(payload.as_ref())
-                            )],
-                        },
+                    let done = match job {
+                        LoaderJob::Load(list) => load(&shared, &list),
+                        LoaderJob::Solve(position, rules) => solve(&shared, &position, rules),
                     };
                     if results.send(done).is_err() {
                         break;
@@ -413,9 +405,56 @@ impl TableLoader {
         let _ = self.jobs.send(LoaderJob::Load(list));
     }
 
-    /// Queues the build of the built-in table for `size` under `rules`
-    /// (its result is an empty [`TablesLoaded`]).
-    pub fn build(&self, size: usize, rules: crate::board::Rules) {
-        let _ = self.jobs.send(LoaderJob::Build(size, rules));
+    /// Queues a `solve` of `position` (not a finished game) under `rules`.
+    pub fn solve(&self, position: Position, rules: Rules) {
+        let _ = self.jobs.send(LoaderJob::Solve(position, rules));
+    }
+}
+
+/// Loads a `TablebasePath` value and swaps the loaded set in.
+fn load(shared: &Shared, list: &str) -> LoaderDone {
+    match catch_unwind(AssertUnwindSafe(|| tablebase::load_path_list(list))) {
+        Ok(loaded) => {
+            *shared.tablebases.write() = Tablebases::new(loaded.layered);
+            LoaderDone::Loaded {
+                loaded: loaded.descriptions,
+                errors: loaded.errors,
+            }
+        }
+        Err(payload) => LoaderDone::Loaded {
+            loaded: Vec::new(),
+            errors: vec![format!(
+                "loading failed ({}); the tables loaded before are kept",
+                panic_message(payload.as_ref())
+            )],
+        },
+    }
+}
+
+/// The `solve` answer for `position`: from loaded tables that cover it,
+/// else from the built-in table of its size (built on first use).
+fn solve(shared: &Shared, position: &Position, rules: Rules) -> LoaderDone {
+    let tablebases = shared.tablebases.read().clone();
+    let answer = catch_unwind(AssertUnwindSafe(|| {
+        let table = tablebases
+            .covering(position, rules)
+            .or_else(|| tablebase::builtin(position.size(), rules))?;
+        let value = table.probe(position);
+        Some((value, table.take_errors()))
+    }));
+    let (value, errors) = match answer {
+        Ok(Some((value, errors))) => (value, errors),
+        Ok(None) => (None, Vec::new()),
+        Err(payload) => (
+            None,
+            vec![format!(
+                "the table lookup failed ({})",
+                panic_message(payload.as_ref())
+            )],
+        ),
+    };
+    LoaderDone::Solved {
+        line: response::solve_line(value),
+        errors,
     }
 }

@@ -1,7 +1,6 @@
 //! `dodgem solve`: the layered solve of a board into a directory of layer
-//! files (resumable, with a progress bar and a summary), the check of such
-//! a directory, and the dense single-file tables of sizes 3 to 5 that the
-//! engine loads today.
+//! files (resumable, with a progress bar and a summary), and the check of
+//! such a directory.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -9,28 +8,27 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::default_threads;
 use super::layered::{self, PairDone, Plan};
+use super::playout::PlayoutPlan;
 use super::store::{Dtz, Kind, Tables, Tally};
-use super::{Progress, default_threads};
 use crate::board::{Color, Position, Rules};
 use crate::notation;
-use crate::tablebase::Table;
 
 /// Arguments of `dodgem solve`.
 #[derive(Args, Debug, Clone)]
 pub struct SolveArgs {
     /// Board size (3 to 8; whole boards up to 6, larger ones with
     /// --max-cars).
-    #[arg(long, required_unless_present_any = ["table", "verify"])]
+    #[arg(long, required_unless_present_any = ["verify", "playout"])]
     pub size: Option<usize>,
     /// Rule for a blocked side to move: textbook (it loses) or classic
     /// (it wins).
     #[arg(long, default_value = "textbook")]
     pub rules: Rules,
     /// A directory for the layer files (created if missing; a run killed
-    /// part-way continues where it stopped when started again), or a file
-    /// ending in `.dtb` for a single dense table of sizes 3 to 5 (what
-    /// the TablebasePath option loads).
+    /// part-way continues where it stopped when started again): what the
+    /// TablebasePath option loads.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Solve only the positions with at most this many cars a side on the
@@ -40,21 +38,31 @@ pub struct SolveArgs {
     /// Stop after writing this many layer files (to test resuming).
     #[arg(long)]
     pub stop_after_layers: Option<u64>,
-    /// After the layered solve, solve the board with the dense solver too
-    /// and compare every position (sizes 3 to 5).
-    #[arg(long, requires = "out")]
-    pub check_dense: bool,
     /// Check a directory of layer files: re-derive every stored value from
     /// its successors' stored values.
-    #[arg(long, conflicts_with_all = ["size", "out", "table"])]
+    #[arg(long, conflicts_with_all = ["size", "out", "playout"])]
     pub verify: Option<PathBuf>,
     /// With --verify: record each checked pair of layers in this file, and
     /// skip the pairs it already records (to resume a long check).
     #[arg(long, requires = "verify")]
     pub journal: Option<PathBuf>,
-    /// Report on a dense table file instead of solving.
-    #[arg(long, conflicts_with_all = ["size", "rules", "out"])]
-    pub table: Option<PathBuf>,
+    /// Check a directory of layer files by play: random won and drawn
+    /// positions played to the end by the engine against itself with the
+    /// tables on; a won one must end with its winner within the bound the
+    /// stored distances imply and never repeat a position, a drawn one
+    /// must never be lost.
+    #[arg(long, conflicts_with_all = ["size", "out"])]
+    pub playout: Option<PathBuf>,
+    /// Positions to play out (half won, half drawn).
+    #[arg(long, default_value_t = 100, requires = "playout")]
+    pub positions: usize,
+    /// Seed of the positions played out.
+    #[arg(long, default_value_t = 1, requires = "playout")]
+    pub seed: u64,
+    /// Search depth of each move played out (drawn positions are searched
+    /// over their drawing moves; decided ones are played from the tables).
+    #[arg(long, default_value_t = 2, requires = "playout")]
+    pub depth: u32,
     /// Worker threads [default: one per core].
     #[arg(long)]
     pub threads: Option<usize>,
@@ -78,35 +86,20 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(dir) = &args.verify {
         return verify(dir, threads, args.journal.as_deref(), args.quiet);
     }
-    if let Some(path) = &args.table {
-        return dense_report(&Table::load(path)?, threads);
+    if let Some(dir) = &args.playout {
+        return playout(dir, args);
     }
     let size = args.size.expect("clap requires --size here");
     let Some(out) = &args.out else {
-        return Err(
-            "solve needs --out: a directory for the layer files, or FILE.dtb for a \
-                    single dense table (sizes 3 to 5)"
-                .into(),
-        );
+        return Err("solve needs --out: a directory for the layer files".into());
     };
-    if out.extension().is_some_and(|e| e == "dtb") {
-        if args.max_cars.is_some() || args.check_dense || args.stop_after_layers.is_some() {
-            return Err(
-                "--max-cars, --check-dense and --stop-after-layers need a directory \
-                        for --out, not a .dtb file"
-                    .into(),
-            );
-        }
-        let table = dense_solve(size, args.rules, threads, args.quiet)?;
-        let started = Instant::now();
-        table.save(out)?;
-        let bytes = std::fs::metadata(out)?.len();
-        println!(
-            "wrote {} ({bytes} bytes) in {:.1} s",
-            out.display(),
-            started.elapsed().as_secs_f64()
-        );
-        return dense_report(&table, threads);
+    if out.extension().is_some_and(|e| e == "dtb") || out.is_file() {
+        return Err(format!(
+            "--out {}: tables are written to a directory of layer files, not to a single \
+             file (the one-file .dtb format is gone); name a directory",
+            out.display()
+        )
+        .into());
     }
     let kind = Kind {
         size,
@@ -127,9 +120,6 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
             outcome.layers_written
         );
         return Ok(());
-    }
-    if args.check_dense {
-        check_dense(&plan, args.quiet)?;
     }
     Ok(())
 }
@@ -257,7 +247,7 @@ fn print_summary(plan: &Plan, tally: Tally, disk: u64) -> Result<(), Box<dyn std
         for &mv in start.legal_moves().as_slice() {
             let after = start.play(mv);
             let text = match tables.probe(&after)? {
-                Some(reply) => describe(flip(reply, mv.is_irreversible(Color::Black))),
+                Some(reply) => describe(reply.through(mv.is_irreversible(Color::Black))),
                 None => "game over".to_string(),
             };
             moves.push(format!("{} {text}", notation::format_move(Some(mv))));
@@ -272,17 +262,6 @@ fn print_summary(plan: &Plan, tally: Tally, disk: u64) -> Result<(), Box<dyn std
     Ok(())
 }
 
-/// A child's value seen from the side that moved into it; a progress
-/// move is itself the progress its distance counts to.
-fn flip(value: Dtz, progress: bool) -> Dtz {
-    let plies = |d: u32| if progress { 1 } else { d + 1 };
-    match value {
-        Dtz::Win(d) => Dtz::Loss(plies(d)),
-        Dtz::Loss(d) => Dtz::Win(plies(d)),
-        Dtz::Draw => Dtz::Draw,
-    }
-}
-
 /// `win (3 plies to progress)`, `draw`.
 pub fn describe(value: Dtz) -> String {
     match value {
@@ -290,27 +269,6 @@ pub fn describe(value: Dtz) -> String {
         Dtz::Loss(d) => format!("loss ({d} plies to progress)"),
         Dtz::Draw => "draw".to_string(),
     }
-}
-
-/// The dense solver on the same board, compared position by position.
-fn check_dense(plan: &Plan, quiet: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let kind = plan.kind;
-    let started = Instant::now();
-    let dense = super::solve(kind.size, kind.rules, plan.threads, &|_| {})?;
-    let dense_seconds = started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    let compared = layered::compare_with_dense(&plan.dir, &dense)?;
-    if !quiet {
-        eprintln!(
-            "dense solve {dense_seconds:.1} s, comparison {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
-    }
-    println!(
-        "agrees with the dense solver on all {} positions (both sides to move)",
-        grouped(compared)
-    );
-    Ok(())
 }
 
 fn verify(
@@ -359,65 +317,58 @@ fn verify(
     Ok(())
 }
 
-/// The dense in-memory solve, with its progress bar.
-fn dense_solve(
-    size: usize,
-    rules: Rules,
-    threads: usize,
-    quiet: bool,
-) -> Result<Table, Box<dyn std::error::Error>> {
-    let bar = if quiet {
+/// Plays out positions of the tables in `dir` and reports.
+fn playout(dir: &Path, args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
-        ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
+        ProgressBar::with_draw_target(Some(args.positions as u64), ProgressDrawTarget::stderr())
     };
     bar.set_style(
-        ProgressStyle::with_template("{msg:20} [{bar:32}] {percent:>3}% {elapsed_precise}")
-            .expect("the progress template is valid")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "play-out [{bar:32}] {pos}/{len} positions {elapsed_precise} (eta {eta})",
+        )
+        .expect("the progress template is valid")
+        .progress_chars("=> "),
     );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    let started = Instant::now();
-    let progress = |step: Progress| match step {
-        Progress::Seed { done, total } => {
-            bar.set_length(total);
-            bar.set_position(done);
-            bar.set_message("counting moves");
-        }
-        Progress::Level {
-            plies,
-            decided,
-            total,
-        } => {
-            bar.set_length(total);
-            bar.set_position(decided);
-            bar.set_message(format!("retreat: ply {plies}"));
-        }
+    let plan = PlayoutPlan {
+        positions: args.positions,
+        seed: args.seed,
+        depth: args.depth.max(1),
+        draw_plies: DRAW_PLIES,
     };
-    let solution = super::solve(size, rules, threads, &progress)?;
+    let found = super::playout::playout(dir, &plan, &|done, _| bar.set_position(done as u64))?;
     bar.finish_and_clear();
-    println!(
-        "solved {size}x{size} {} on {threads} threads in {:.1} s",
-        rules.name(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(Table::from(solution))
-}
-
-fn dense_report(table: &Table, threads: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let started = Instant::now();
-    let report = super::report(table, threads);
-    println!("{report}");
-    println!(
-        "report in {:.1} s; peak memory {}",
-        started.elapsed().as_secs_f64(),
-        peak_memory().unwrap_or_else(|| "unknown".to_string())
-    );
+    for failure in &found.failures {
+        println!("not as predicted: {failure}");
+    }
+    println!("{}: {found}", dir.display());
+    if !found.failures.is_empty() {
+        return Err(format!(
+            "{}: {} of {} positions did not play out as the tables predict",
+            dir.display(),
+            found.failures.len(),
+            found.decided + found.drawn
+        )
+        .into());
+    }
     Ok(())
 }
 
-fn grouped(n: u64) -> String {
-    super::report::grouped(n)
+/// Plies after which a drawn play-out is cut off.
+const DRAW_PLIES: usize = 200;
+
+/// `1234567` as `1,234,567`.
+pub(crate) fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn mib(bytes: u64) -> String {
@@ -440,16 +391,4 @@ fn peak_memory() -> Option<String> {
 /// The process's resident memory now.
 fn resident_memory() -> Option<String> {
     status_mib("VmRSS:")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_move_into_a_lost_child_wins() {
-        assert_eq!(flip(Dtz::Loss(3), false), Dtz::Win(4));
-        assert_eq!(flip(Dtz::Loss(3), true), Dtz::Win(1));
-        assert_eq!(flip(Dtz::Draw, false), Dtz::Draw);
-    }
 }

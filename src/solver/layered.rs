@@ -5,17 +5,18 @@
 //! independent check of a finished directory and the comparison with the
 //! dense solver.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::layers::{Block, Child, Layer, Shape, transpose};
-use super::retro::{Side, solve_pair};
+use super::layers::{Block, Child, Layer, Shape};
+use super::retro::{Side, Solved, solve_pair};
 use super::store::{
     self, Dtz, Kind, LayerError, Tally, Values, Wdl, WdlBits, decode, read_header, read_layer,
 };
-use super::{Cars, Solution, SolveError, Value, parallel};
-use crate::board::{Color, Rules};
+use super::{SolveError, parallel};
+use crate::board::Rules;
 
 /// Why a layered solve, check or comparison failed.
 #[derive(Debug)]
@@ -218,40 +219,16 @@ fn solve_one_pair(
     phases: &mut [f64; 3],
 ) -> Result<Vec<(Tally, u64)>, LayeredError> {
     let started = Instant::now();
-    let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
-    // Read the layers ahead, both at once.
-    let values: Vec<Option<WdlBits>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ahead
-            .iter()
-            .map(|layer| {
-                scope.spawn(move || -> Result<Option<WdlBits>, LayerError> {
-                    match layer {
-                        Some(layer) => {
-                            let (values, _) = read_layer(&plan.dir, plan.kind, layer)?;
-                            Ok(Some(WdlBits::from_values(&values)))
-                        }
-                        None => Ok(None),
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("reader thread panicked"))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
-    let sides: Vec<Side> = layers
-        .iter()
-        .zip(ahead.iter().zip(&values))
-        .map(|(layer, (ahead, values))| Side {
-            layer,
-            ahead: ahead.as_ref().zip(values.as_ref()),
-        })
-        .collect();
-    phases[0] = started.elapsed().as_secs_f64();
-    let solved = solve_pair(shape, plan.kind.rules, plan.threads, &sides, plan.two_bytes)?;
-    drop(values);
-    phases[1] = started.elapsed().as_secs_f64() - phases[0];
+    let solved = solve_pair_from(
+        shape,
+        plan.kind.rules,
+        plan.threads,
+        plan.two_bytes,
+        layers,
+        &|layer| Ok(read_layer(&plan.dir, plan.kind, layer)?.0),
+        phases,
+    )?;
+    let solving = started.elapsed().as_secs_f64();
     // Compress and write both files at once.
     let written = std::thread::scope(|scope| {
         let handles: Vec<_> = solved
@@ -275,8 +252,88 @@ fn solve_one_pair(
             .map(|h| h.join().expect("writer thread panicked"))
             .collect::<Result<Vec<_>, _>>()
     });
-    phases[2] = started.elapsed().as_secs_f64() - phases[0] - phases[1];
+    phases[2] = started.elapsed().as_secs_f64() - solving;
     written
+}
+
+/// Solves the layers of one pair, reading the win/draw/loss of the
+/// layers ahead (both at once) with `read`; `phases[0..2]` get the
+/// seconds spent reading and solving.
+fn solve_pair_from(
+    shape: &Shape,
+    rules: Rules,
+    threads: usize,
+    two_bytes: bool,
+    layers: &[Layer],
+    read: &(dyn Fn(&Layer) -> Result<Values, LayerError> + Sync),
+    phases: &mut [f64; 3],
+) -> Result<Vec<Solved>, LayeredError> {
+    let started = Instant::now();
+    let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
+    let values: Vec<Option<WdlBits>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ahead
+            .iter()
+            .map(|layer| {
+                scope.spawn(move || -> Result<Option<WdlBits>, LayerError> {
+                    layer
+                        .as_ref()
+                        .map(|layer| Ok(WdlBits::from_values(&read(layer)?)))
+                        .transpose()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("reader thread panicked"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let sides: Vec<Side> = layers
+        .iter()
+        .zip(ahead.iter().zip(&values))
+        .map(|(layer, (ahead, values))| Side {
+            layer,
+            ahead: ahead.as_ref().zip(values.as_ref()),
+        })
+        .collect();
+    phases[0] = started.elapsed().as_secs_f64();
+    let solved = solve_pair(shape, rules, threads, &sides, two_bytes)?;
+    phases[1] = started.elapsed().as_secs_f64() - phases[0];
+    Ok(solved)
+}
+
+/// Solves every layer of `kind` in memory (for boards small enough to
+/// solve in a moment: the built-in tables); returns each layer's values
+/// by `(black, white)` progress.
+///
+/// # Errors
+/// A kind without tables, or distances beyond two bytes.
+pub fn solve_in_memory(
+    kind: Kind,
+    threads: usize,
+) -> Result<HashMap<(u32, u32), Values>, LayeredError> {
+    let shape = shape_of(kind)?;
+    let mut solved: HashMap<(u32, u32), Values> = HashMap::new();
+    for layers in pair_layers(&shape) {
+        let read = |layer: &Layer| {
+            Ok(solved
+                .get(&(layer.black, layer.white))
+                .expect("the layers ahead are solved first")
+                .clone())
+        };
+        let pair = solve_pair_from(
+            &shape,
+            kind.rules,
+            threads,
+            false,
+            &layers,
+            &read,
+            &mut [0.0; 3],
+        )?;
+        for (layer, done) in layers.iter().zip(pair) {
+            solved.insert((layer.black, layer.white), done.values);
+        }
+    }
+    Ok(solved)
 }
 
 /// What [`verify`] found.
@@ -596,73 +653,4 @@ impl Checker<'_> {
             None => Dtz::Loss(slowest_loss),
         }
     }
-}
-
-/// Compares every position (both sides to move) in `dir` with the dense
-/// solver's `dense` table for win, draw or loss; returns the number of
-/// positions compared.
-///
-/// # Errors
-/// A damaged or missing file, tables of another kind than `dense`, or a
-/// disagreement (described).
-pub fn compare_with_dense(dir: &Path, dense: &Solution) -> Result<u64, String> {
-    let kind = store::read_kind(dir).map_err(|e| e.to_string())?;
-    let n = dense.indexer.size();
-    if kind.size != n || kind.rules != dense.rules || kind.max_cars as usize != n - 1 {
-        return Err(format!(
-            "{} does not hold the whole of {n}x{n} {}",
-            dir.display(),
-            dense.rules.name()
-        ));
-    }
-    let shape = shape_of(kind).map_err(|e| e.to_string())?;
-    let wdl = |value: Value| match value {
-        Value::Win(_) => Wdl::Win,
-        Value::Draw => Wdl::Draw,
-        Value::Loss(_) => Wdl::Loss,
-    };
-    let mut compared = 0;
-    for layers in pair_layers(&shape) {
-        for layer in &layers {
-            let (values, _) = read_layer(dir, kind, layer).map_err(|e| e.to_string())?;
-            for block in &layer.blocks {
-                for bi in 0..block.black_sets {
-                    let black = shape.black_set(block, bi);
-                    for (wi, &white) in shape.white_sets(block).iter().enumerate() {
-                        if black & white != 0 {
-                            continue;
-                        }
-                        let mine = values.get(block.slot(bi, wi as u64)).wdl();
-                        let as_black = Cars {
-                            black: black as u32,
-                            white: white as u32,
-                        };
-                        let as_white = Cars {
-                            black: transpose(white, n as u32) as u32,
-                            white: transpose(black, n as u32) as u32,
-                        };
-                        for (cars, side) in [(as_black, Color::Black), (as_white, Color::White)] {
-                            let theirs = wdl(dense.value(cars, side));
-                            if theirs != mine {
-                                return Err(format!(
-                                    "layer {}: {side:?} to move with black {:#x}, white {:#x}: dense {theirs:?}, layered {mine:?}",
-                                    layer.name(),
-                                    cars.black,
-                                    cars.white
-                                ));
-                            }
-                            compared += 1;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let expected = 2 * dense.indexer.len();
-    if compared != expected {
-        return Err(format!(
-            "compared {compared} positions, the dense table has {expected}"
-        ));
-    }
-    Ok(compared)
 }

@@ -27,13 +27,14 @@
 //! A directory of layer files starts with a manifest, `dodgem-tables.txt`,
 //! naming the board size, rule and car limit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::cache::{KEPT_LAYERS, Loader, Lru, Miss, VALUE_BUDGET, WdlCache, WdlReader, wdl_bytes};
 use super::layers::{Layer, Shape};
 use crate::board::{Position, Rules};
 
@@ -65,6 +66,28 @@ pub enum Wdl {
 }
 
 impl Dtz {
+    /// The value a move gives the side that made it, from the value of the
+    /// position it leads to (for the opponent): a progress move is itself
+    /// the progress the distance counts to.
+    pub fn through(self, progress: bool) -> Dtz {
+        let plies = |d: u32| if progress { 1 } else { d + 1 };
+        match self {
+            Dtz::Win(d) => Dtz::Loss(plies(d)),
+            Dtz::Loss(d) => Dtz::Win(plies(d)),
+            Dtz::Draw => Dtz::Draw,
+        }
+    }
+
+    /// Orders values from the side to move's view: larger is better
+    /// (nearer wins, then draws, then farther losses).
+    pub fn preference(self) -> i64 {
+        match self {
+            Dtz::Win(d) => i64::from(u32::MAX) - i64::from(d),
+            Dtz::Draw => 0,
+            Dtz::Loss(d) => i64::from(d) - i64::from(u32::MAX),
+        }
+    }
+
     pub fn wdl(self) -> Wdl {
         match self {
             Dtz::Win(_) => Wdl::Win,
@@ -130,7 +153,7 @@ impl Values {
     }
 
     /// Bytes a value takes in the file.
-    fn width(&self) -> usize {
+    pub fn width(&self) -> usize {
         match self {
             Values::Narrow(_) => 1,
             Values::Wide(_) => 2,
@@ -171,6 +194,11 @@ impl WdlBits {
                 .collect(),
         };
         WdlBits { words }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.words.len() * 8
     }
 
     pub fn get(&self, slot: u64) -> Wdl {
@@ -233,6 +261,8 @@ pub enum LayerError {
     Corrupt(PathBuf, String),
     /// The directory has no manifest or a bad one.
     Manifest(PathBuf, String),
+    /// A layer found unusable earlier: why.
+    Unusable(String),
 }
 
 impl fmt::Display for LayerError {
@@ -260,6 +290,7 @@ impl fmt::Display for LayerError {
                 write!(f, "{} is damaged: {why}", path.display())
             }
             LayerError::Manifest(path, why) => write!(f, "{}: {why}", path.display()),
+            LayerError::Unusable(why) => write!(f, "{why}"),
         }
     }
 }
@@ -616,19 +647,37 @@ pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Values, Tall
     Ok((values, header.tally))
 }
 
-/// Layers a [`Tables`] keeps decompressed at once.
-const CACHED_LAYERS: usize = 4;
-
-/// A directory of layer files, probed position by position.
-pub struct Tables {
-    dir: PathBuf,
-    kind: Kind,
-    shape: Shape,
-    cache: Mutex<LayerCache>,
+/// Where a [`Tables`] reads its layers.
+enum Source {
+    /// Layer files in a directory, read as they are needed.
+    Dir(PathBuf),
+    /// Every layer in memory (the built-in tables), by layer number.
+    Memory(Vec<Option<Arc<Values>>>),
 }
 
-/// Decompressed layers by `(black, white)` progress.
-type LayerCache = HashMap<(u32, u32), Arc<Values>>;
+/// The tables of one kind, probed position by position: from a directory
+/// of layer files (each read and checked when first needed, kept in a
+/// bounded cache), or from layers solved in memory.
+pub struct Tables {
+    source: Source,
+    kind: Kind,
+    shape: Shape,
+    values: Mutex<ValueCache>,
+    wdl: Arc<WdlCache>,
+    /// What was wrong with layers found unusable.
+    errors: Arc<Mutex<Errors>>,
+}
+
+/// Decompressed layers, and the layers found unusable (with why).
+#[derive(Default)]
+struct ValueCache {
+    layers: Lru<Values>,
+    unusable: HashMap<u32, String>,
+}
+
+/// Layers of at most this many slots are read for the search on its own
+/// thread (a few milliseconds); larger ones on a thread of their own.
+const INLINE_SLOTS: u64 = 1 << 22;
 
 impl Tables {
     /// Opens the tables in `dir` (files are read when first probed).
@@ -647,12 +696,36 @@ impl Tables {
                 ),
             )
         })?;
-        Ok(Tables {
-            dir: dir.to_path_buf(),
+        Ok(Tables::new(Source::Dir(dir.to_path_buf()), kind, shape))
+    }
+
+    /// Tables of `kind` from the values of every layer, by `(black,
+    /// white)` progress (see [`super::solve_in_memory`]).
+    ///
+    /// # Panics
+    /// If `kind` has no tables or a layer is missing.
+    pub fn from_memory(kind: Kind, mut layers: HashMap<(u32, u32), Values>) -> Tables {
+        let shape = super::layered::shape_of(kind).expect("solved tables have a shape");
+        let (low, high) = (shape.min_progress(), shape.max_progress());
+        let mut values = Vec::new();
+        for a in low..=high {
+            for b in low..=high {
+                let layer = layers.remove(&(a, b)).expect("every layer is solved");
+                values.push(Some(Arc::new(layer)));
+            }
+        }
+        Tables::new(Source::Memory(values), kind, shape)
+    }
+
+    fn new(source: Source, kind: Kind, shape: Shape) -> Tables {
+        Tables {
+            source,
             kind,
             shape,
-            cache: Mutex::new(HashMap::new()),
-        })
+            values: Mutex::new(ValueCache::default()),
+            wdl: Arc::new(WdlCache::default()),
+            errors: Arc::default(),
+        }
     }
 
     pub fn kind(&self) -> Kind {
@@ -663,8 +736,28 @@ impl Tables {
         &self.shape
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// The directory the tables are read from; `None` for tables solved
+    /// in memory.
+    pub fn dir(&self) -> Option<&Path> {
+        match &self.source {
+            Source::Dir(dir) => Some(dir),
+            Source::Memory(_) => None,
+        }
+    }
+
+    /// Number of a layer, `0..self.layers()`.
+    fn layer_id(&self, black: u32, white: u32) -> u32 {
+        let low = self.shape.min_progress();
+        (black - low) * self.span() + (white - low)
+    }
+
+    fn span(&self) -> u32 {
+        self.shape.max_progress() - self.shape.min_progress() + 1
+    }
+
+    /// Number of layers.
+    pub fn layers(&self) -> usize {
+        (self.span() * self.span()) as usize
     }
 
     /// The stored value of `position` for its side to move; `Ok(None)` for
@@ -681,20 +774,141 @@ impl Tables {
         Ok(Some(values.get(slot)))
     }
 
-    /// The decompressed values of layer `(black, white)`, cached.
+    /// [`Tables::probe`] without reading a file: `None` when the layer is
+    /// not in memory, `Some(None)` when the position is not covered.
+    pub fn probe_in_memory(&self, position: &Position) -> Option<Option<Dtz>> {
+        let Some((black, white, slot)) = self.shape.locate(position) else {
+            return Some(None);
+        };
+        let id = self.layer_id(black, white);
+        let values = match &self.source {
+            Source::Memory(layers) => Arc::clone(layers[id as usize].as_ref()?),
+            Source::Dir(_) => {
+                let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
+                cache.layers.get(id)?
+            }
+        };
+        Some(Some(values.get(slot)))
+    }
+
+    /// The decompressed values of layer `(black, white)`: from memory, or
+    /// read, checked and kept in a cache of at most [`VALUE_BUDGET`]
+    /// bytes (three layers stay whatever their size). A layer found
+    /// unusable is not read again: the same error comes back.
+    ///
+    /// # Errors
+    /// The layer's file is missing or damaged.
     pub fn layer_values(&self, black: u32, white: u32) -> Result<Arc<Values>, LayerError> {
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(values) = cache.get(&(black, white)) {
-            return Ok(Arc::clone(values));
+        let id = self.layer_id(black, white);
+        let dir = match &self.source {
+            Source::Memory(layers) => {
+                return Ok(Arc::clone(
+                    layers[id as usize].as_ref().expect("every layer is solved"),
+                ));
+            }
+            Source::Dir(dir) => dir,
+        };
+        let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(values) = cache.layers.get(id) {
+            return Ok(values);
+        }
+        if let Some(why) = cache.unusable.get(&id) {
+            return Err(LayerError::Unusable(why.clone()));
         }
         let layer = self.shape.layer(black, white);
-        let (values, _) = read_layer(&self.dir, self.kind, &layer)?;
-        if cache.len() >= CACHED_LAYERS {
-            cache.clear();
+        match read_layer(dir, self.kind, &layer) {
+            Ok((values, _)) => {
+                let values = Arc::new(values);
+                let bytes = values.len() * values.width();
+                cache
+                    .layers
+                    .insert(id, Arc::clone(&values), bytes, VALUE_BUDGET, KEPT_LAYERS);
+                Ok(values)
+            }
+            Err(error) => {
+                let why = error.to_string();
+                cache.unusable.insert(id, why.clone());
+                self.report(why);
+                Err(error)
+            }
         }
-        let values = Arc::new(values);
-        cache.insert((black, white), Arc::clone(&values));
-        Ok(values)
+    }
+
+    /// Notes what was wrong with a layer, for [`Tables::take_errors`].
+    fn report(&self, why: String) {
+        report(&self.errors, why);
+    }
+
+    /// What was found wrong with layers since the last call (each
+    /// unusable layer once).
+    pub fn take_errors(&self) -> Vec<String> {
+        let mut errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut errors.new)
+    }
+
+    /// Win, draw or loss of `position` for the side to move from the
+    /// win/draw/loss cache, for probes inside the search: `None` when the
+    /// tables do not cover it or its layer is not in memory (a small layer
+    /// is read at once, on the calling thread; a large one on a thread of
+    /// its own while the probes in it miss; one larger than the cache's
+    /// budget, or unusable, is never read).
+    pub fn probe_wdl(&self, reader: &mut WdlReader, position: &Position) -> Option<Wdl> {
+        let (black, white, slot) = self.shape.locate(position)?;
+        let id = self.layer_id(black, white);
+        let miss = |budget: usize| -> (Miss, Loader) {
+            let layer = self.shape.layer(black, white);
+            let too_big = wdl_bytes(layer.slots) > budget;
+            match &self.source {
+                Source::Memory(layers) => {
+                    let values = Arc::clone(layers[id as usize].as_ref().expect("solved"));
+                    let how = if too_big { Miss::Skip } else { Miss::Inline };
+                    (how, Box::new(move || Some(WdlBits::from_values(&values))))
+                }
+                Source::Dir(dir) => {
+                    let how = if too_big {
+                        Miss::Skip
+                    } else if layer.slots <= INLINE_SLOTS {
+                        Miss::Inline
+                    } else {
+                        Miss::Background
+                    };
+                    let (dir, kind) = (dir.clone(), self.kind);
+                    let errors = Arc::clone(&self.errors);
+                    let load = move || match read_layer(&dir, kind, &layer) {
+                        Ok((values, _)) => Some(WdlBits::from_values(&values)),
+                        Err(error) => {
+                            report(&errors, error.to_string());
+                            None
+                        }
+                    };
+                    (how, Box::new(load))
+                }
+            }
+        };
+        self.wdl.probe(reader, self.layers(), id, slot, miss)
+    }
+
+    /// The win/draw/loss cache: bytes and layers held, and whether a layer
+    /// is being loaded.
+    pub fn wdl_resident(&self) -> (usize, usize, bool) {
+        let (bytes, layers) = self.wdl.resident();
+        (bytes, layers, self.wdl.is_loading())
+    }
+}
+
+/// Errors found in layers: every one seen, and those not yet taken.
+#[derive(Default)]
+struct Errors {
+    seen: HashSet<String>,
+    new: Vec<String>,
+}
+
+/// Notes `why` among `errors`, unless it was noted before.
+fn report(errors: &Mutex<Errors>, why: String) {
+    let mut errors = errors.lock().unwrap_or_else(|e| e.into_inner());
+    if errors.seen.insert(why.clone()) {
+        log::error!("{why}");
+        errors.new.push(why);
     }
 }
 
@@ -715,6 +929,92 @@ mod tests {
         ] {
             assert_eq!(decode(encode(value)), value);
         }
+    }
+
+    #[test]
+    fn a_move_into_a_lost_child_wins() {
+        assert_eq!(Dtz::Loss(3).through(false), Dtz::Win(4));
+        assert_eq!(Dtz::Loss(3).through(true), Dtz::Win(1));
+        assert_eq!(Dtz::Win(0).through(false), Dtz::Loss(1));
+        assert_eq!(Dtz::Draw.through(false), Dtz::Draw);
+        assert!(Dtz::Win(2).preference() > Dtz::Win(3).preference());
+        assert!(Dtz::Loss(3).preference() > Dtz::Loss(2).preference());
+    }
+
+    #[test]
+    fn the_win_draw_loss_cache_agrees_with_the_values_and_keeps_its_budget() {
+        let dir = std::env::temp_dir().join(format!("dodgem-wdl-cache-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let kind = Kind {
+            size: 4,
+            rules: Rules::Classic,
+            max_cars: 3,
+        };
+        let plan = super::super::Plan {
+            kind,
+            dir: dir.clone(),
+            threads: 2,
+            stop_after_layers: None,
+            two_bytes: false,
+        };
+        super::super::solve_layers(&plan, &mut |_| {}).unwrap();
+        let tables = Tables::open(&dir).unwrap();
+        // Room for a few of the larger layers only.
+        let budget = 3 * wdl_bytes(tables.shape().layer(6, 6).slots);
+        super::super::set_wdl_budget(budget);
+        let mut reader = WdlReader::default();
+        let mut probed = 0;
+        let mut touched = HashSet::new();
+        let mut held = 0;
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..10_000 {
+            let mut sets = [0u64; 2];
+            let mut taken = 0;
+            for set in &mut sets {
+                for _ in 0..=next(3) {
+                    let square = loop {
+                        let square = crate::board::square(next(4) as usize, next(4) as usize);
+                        if taken & 1 << square == 0 {
+                            break square;
+                        }
+                    };
+                    taken |= 1 << square;
+                    *set |= 1 << square;
+                }
+            }
+            for side in [crate::board::Color::Black, crate::board::Color::White] {
+                let position = Position::from_parts(4, sets[0], sets[1], side);
+                let value = tables.probe(&position).unwrap().unwrap();
+                assert_eq!(tables.probe_wdl(&mut reader, &position), Some(value.wdl()));
+                let (a, b, _) = tables.shape().locate(&position).unwrap();
+                touched.insert((a, b));
+                probed += 1;
+            }
+            let (bytes, layers, loading) = tables.wdl_resident();
+            assert!(bytes <= budget, "{bytes} > {budget}");
+            assert!(!loading, "4 x 4 layers are read at once");
+            held = layers;
+        }
+        // Layers came and went.
+        assert!(
+            touched.len() > 2 * held,
+            "{} touched, {held} held",
+            touched.len()
+        );
+        assert!(probed > 10_000, "{probed}");
+        // No budget: no probes.
+        super::super::set_wdl_budget(0);
+        let fresh = Tables::open(&dir).unwrap();
+        let start = Position::start(4);
+        assert_eq!(fresh.probe_wdl(&mut WdlReader::default(), &start), None);
+        super::super::set_wdl_budget(super::super::DEFAULT_WDL_MB << 20);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

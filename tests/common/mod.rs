@@ -600,3 +600,23 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("cannot make a scratch directory");
     dir
 }
+
+/// A fresh directory (named after `name`) holding the layered tables of
+/// the whole `size` x `size` board under `rules`, as `dodgem solve --out`
+/// writes them (a fraction of a second for 3 x 3 and 4 x 4).
+pub fn table_dir(name: &str, size: usize, rules: dodgem::Rules) -> std::path::PathBuf {
+    let dir = scratch(name);
+    let plan = dodgem::solver::Plan {
+        kind: dodgem::solver::Kind {
+            size,
+            rules,
+            max_cars: size as u32 - 1,
+        },
+        dir: dir.clone(),
+        threads: 2,
+        stop_after_layers: None,
+        two_bytes: false,
+    };
+    dodgem::solver::solve_layers(&plan, &mut |_| {}).expect("a small solve");
+    dir
+}

@@ -9,7 +9,7 @@ B=$(realpath "${1:-target/release/dodgem}")
 OUT=${2:-target/soak}
 HERE=$(dirname "$(realpath "$0")")
 mkdir -p "$OUT" && cd "$OUT" || exit 1
-"$B" solve --size 3 --rules classic --out 3x3-classic.dtb --quiet > /dev/null 2>&1
+"$B" solve --size 3 --rules classic --out 3x3-classic --quiet > /dev/null 2>&1
 date -u +"start %H:%M:%S" > soak.log
 nice -n 10 "$B" match --engine1 "$B" --engine2 "$B" --games 300 --size 5 --random-plies 4 \
   --seed 7 --tc 0.5+0.05 --pgn match.pgn --results match.json > match.out 2> match.err &
@@ -28,7 +28,7 @@ M=$!
   done
 ) &
 for seed in 1 2 3; do
-  nice -n 10 python3 "$HERE/storm.py" "$B" 150 $seed "$PWD/3x3-classic.dtb" >> storms.out 2>&1
+  nice -n 10 python3 "$HERE/storm.py" "$B" 150 $seed "$PWD/3x3-classic" >> storms.out 2>&1
 done
 wait $M
 echo "match exit $?" >> soak.log
