@@ -10,6 +10,7 @@ use crate::board::{MAX_MOVES, MAX_SIZE, MIN_SIZE, Rules};
 use crate::eval::Evaluation;
 use crate::protocol::quote;
 use crate::search::Settings;
+use crate::search::textbook::Algorithm;
 use crate::tt::TranspositionTable;
 
 /// Every option's default: the one place they are written.
@@ -26,6 +27,7 @@ pub mod defaults {
     pub const TABLEBASE: bool = true;
     /// No table files.
     pub const TABLEBASE_PATH: &str = "";
+    pub const SEARCH_ALGORITHM: super::Algorithm = super::Algorithm::Engine;
 }
 
 /// Largest `Move Overhead`, in milliseconds.
@@ -48,6 +50,8 @@ pub struct Options {
     pub tablebase: bool,
     /// Table files to load (`TablebasePath`), separated as in `PATH`.
     pub tablebase_path: String,
+    /// The engine's own search, or a textbook algorithm to watch.
+    pub search_algorithm: Algorithm,
 }
 
 impl Default for Options {
@@ -62,6 +66,7 @@ impl Default for Options {
             multipv: defaults::MULTIPV,
             tablebase: defaults::TABLEBASE,
             tablebase_path: defaults::TABLEBASE_PATH.to_string(),
+            search_algorithm: defaults::SEARCH_ALGORITHM,
         }
     }
 }
@@ -75,6 +80,7 @@ impl Options {
             multipv: self.multipv,
             move_overhead: self.move_overhead,
             tablebase: self.tablebase,
+            algorithm: self.search_algorithm,
         }
     }
 }
@@ -92,6 +98,7 @@ pub enum Change {
     MultiPv(usize),
     Tablebase(bool),
     TablebasePath(String),
+    SearchAlgorithm(Algorithm),
 }
 
 /// One option: its name, its kind with default and range or choices, and
@@ -132,9 +139,14 @@ pub enum Kind {
 
 const RULE_NAMES: [&str; 2] = [Rules::ALL[0].name(), Rules::ALL[1].name()];
 const EVALUATION_NAMES: [&str; 2] = [Evaluation::ALL[0].name(), Evaluation::ALL[1].name()];
+const ALGORITHM_NAMES: [&str; 3] = [
+    Algorithm::ALL[0].name(),
+    Algorithm::ALL[1].name(),
+    Algorithm::ALL[2].name(),
+];
 
 /// Every option, in the order `uci` lists them.
-pub const TABLE: [Spec; 10] = [
+pub const TABLE: [Spec; 11] = [
     Spec {
         name: "Hash",
         kind: Kind::Spin {
@@ -212,6 +224,15 @@ pub const TABLE: [Spec; 10] = [
         kind: Kind::String {
             default: defaults::TABLEBASE_PATH,
             change: Change::TablebasePath,
+        },
+    },
+    // The course's plain algorithms, to watch and count (issue 14).
+    Spec {
+        name: "SearchAlgorithm",
+        kind: Kind::Combo {
+            default: defaults::SEARCH_ALGORITHM.name(),
+            choices: &ALGORITHM_NAMES,
+            change: |index| Change::SearchAlgorithm(Algorithm::ALL[index]),
         },
     },
 ];
@@ -498,6 +519,7 @@ mod tests {
                 Change::MultiPv(lines) => options.multipv = lines,
                 Change::Tablebase(on) => options.tablebase = on,
                 Change::TablebasePath(path) => options.tablebase_path = path,
+                Change::SearchAlgorithm(algorithm) => options.search_algorithm = algorithm,
                 Change::ClearHash => unreachable!("a button has no default"),
             }
         }
@@ -519,6 +541,7 @@ mod tests {
                 "option name MultiPV type spin default 1 min 1 max 21",
                 "option name Tablebase type check default true",
                 "option name TablebasePath type string default <empty>",
+                "option name SearchAlgorithm type combo default engine var engine var minimax var alphabeta",
             ]
         );
     }

@@ -13,6 +13,7 @@
 mod ordering;
 mod params;
 mod tablebase;
+pub mod textbook;
 pub mod thread;
 
 use std::sync::Arc;
@@ -67,6 +68,8 @@ pub struct Settings {
     pub move_overhead: Duration,
     /// Play from a solved table where one covers the board.
     pub tablebase: bool,
+    /// The engine's own search, or a plain textbook one.
+    pub algorithm: textbook::Algorithm,
 }
 
 impl Default for Settings {
@@ -168,6 +171,10 @@ pub fn search(
     signals: &Signals,
     report: &mut dyn FnMut(Info),
 ) -> SearchResult {
+    let algorithm = request.settings.algorithm;
+    if algorithm != textbook::Algorithm::Engine {
+        return textbook::search(algorithm, request, signals, report);
+    }
     let probe = match (&request.table, &request.layered) {
         (Some(table), _) => tablebase::probe_root(request, table, &signals.stop),
         (None, Some(layered)) => tablebase::probe_layered_root(request, layered, &signals.stop),
