@@ -458,7 +458,7 @@ fn bad_requests_get_json_errors() {
         assert!(message.contains(needle), "{method} {path}: {message:?}");
     }
 
-    let big = format!("{{\"position\": \"{}\"}}", "1".repeat(20_000));
+    let big = format!("{{\"position\": \"{}\"}}", "1".repeat(70_000));
     let (status, reply) = gui.request(
         "POST",
         "/api/position",

@@ -40,6 +40,9 @@ pub struct Info {
     pub tbhits: Option<u64>,
     /// Milliseconds since `go`.
     pub time: Option<u64>,
+    /// Win, draw and loss chances in permille, the side to move's view
+    /// (`wdl <w> <d> <l>`, sent under `UCI_ShowWDL`).
+    pub wdl: Option<[u32; 3]>,
     pub pv: Vec<String>,
 }
 
@@ -69,6 +72,9 @@ impl fmt::Display for Info {
         }
         if let Some(score) = self.score {
             write!(f, " score {score}")?;
+        }
+        if let Some([win, draw, loss]) = self.wdl {
+            write!(f, " wdl {win} {draw} {loss}")?;
         }
         let numbers = [
             ("nodes", self.nodes),
@@ -108,6 +114,13 @@ pub fn parse_info(line: &str) -> Option<Info> {
             "hashfull" => info.hashfull = words.next().and_then(|w| w.parse().ok()),
             "tbhits" => info.tbhits = words.next().and_then(|w| w.parse().ok()),
             "time" => info.time = words.next().and_then(|w| w.parse().ok()),
+            "wdl" => {
+                let mut next = || words.next().and_then(|w| w.parse().ok());
+                info.wdl = match (next(), next(), next()) {
+                    (Some(win), Some(draw), Some(loss)) => Some([win, draw, loss]),
+                    _ => None,
+                };
+            }
             "score" => {
                 let kind = words.next();
                 let value = words.next().and_then(|w| w.parse().ok());
@@ -164,6 +177,12 @@ mod tests {
         assert_eq!(info.depth, None);
         assert_eq!(info.nodes, Some(5));
         assert!(!parse_info("info multipv 2 depth 3").unwrap().is_principal());
+        let line = "info depth 7 score cp 12 wdl 412 350 238 nodes 90 pv a3b3";
+        let info = parse_info(line).unwrap();
+        assert_eq!(info.wdl, Some([412, 350, 238]));
+        assert_eq!(info.nodes, Some(90));
+        assert_eq!(info.to_string(), line);
+        assert_eq!(parse_info("info wdl 1 2 depth 3").unwrap().wdl, None);
         assert_eq!(parse_info("info string game over"), None);
         assert_eq!(parse_info("bestmove a3b3"), None);
         assert_eq!(parse_info("info"), Some(Info::default()));
