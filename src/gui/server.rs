@@ -11,7 +11,7 @@
 //! | `POST /api/import` | `{"record"}` | a new game from a game record |
 //! | `POST /api/move` | `{"move": "a3b3"}` | a person's move |
 //! | `POST /api/undo` | empty or `{}` | takes back to the last move of a person |
-//! | `POST /api/review` | `{"ply": n}` or `{"ply": null}` | shows the position after `n` moves (`null`: the live game) |
+//! | `POST /api/review` | `{"ply": n}`, or `{"ply": null}` or `{}` | shows the position after `n` moves (`null`: the live game) |
 //! | `POST /api/playon` | empty or `{}` | the game goes on from the position under review |
 //! | `POST /api/best` | empty or `{}` | asks the engine for its best move in the position on show |
 //! | `POST /api/config` | `{"engine"?, "movetime"?, "level"?, "hints"?}` | who the engine plays, its time per move and level, whether move values are shown |

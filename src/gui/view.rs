@@ -401,8 +401,10 @@ fn view_state(session: &Session) -> ViewState {
         legal_moves: game.legal_moves(rules),
         result: game.outcome(rules).map(GameResult::new),
         analysis: session.knowledge.report(key).map(AnalysisState::new),
+        // Exact values only where the person asked for them (hints, a
+        // look back, the end of the game).
         solved: solved
-            .filter(|&solved| solved != Solved::Unknown)
+            .filter(|&solved| solved != Solved::Unknown && session.graph_wanted())
             .map(|solved| solved_words(solved, position.side_to_move())),
         hints: (session.hints_apply() && game.outcome(rules).is_none())
             .then(|| hints_state(session, &game, key)),
@@ -676,8 +678,11 @@ fn expected(info: &Info) -> Option<f64> {
 }
 
 /// The evaluation graph: for each position of the game, the end, the
-/// table's value, or the engine's, turned into Black's expected result.
+/// table's value (where the person asked for exact values: see
+/// [`Session::graph_wanted`]), or the engine's, turned into Black's
+/// expected result.
 fn graph(session: &Session) -> Vec<Option<GraphPoint>> {
+    let reveal = session.graph_wanted();
     let keys = session.prefix_keys();
     let mut game = Game::new(*session.game.start());
     let mut points = Vec::with_capacity(keys.len());
@@ -708,7 +713,7 @@ fn graph(session: &Session) -> Vec<Option<GraphPoint>> {
             })
         } else if let Some(solved) = session
             .solved(position)
-            .filter(|&solved| solved != Solved::Unknown)
+            .filter(|&solved| solved != Solved::Unknown && reveal)
         {
             let value = match solved {
                 Solved::Win { .. } => 1.0,
