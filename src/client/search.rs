@@ -32,6 +32,9 @@ pub struct Info {
     /// principal variation.
     pub multipv: Option<u32>,
     pub score: Option<Score>,
+    /// `wdl <win> <draw> <loss>`: the chances in permille, from the same
+    /// point of view as the score (with `UCI_ShowWDL`).
+    pub wdl: Option<[u32; 3]>,
     pub nodes: Option<u64>,
     pub nps: Option<u64>,
     /// Permille of the hash table in use.
@@ -40,9 +43,6 @@ pub struct Info {
     pub tbhits: Option<u64>,
     /// Milliseconds since `go`.
     pub time: Option<u64>,
-    /// Win, draw and loss chances in permille, the side to move's view
-    /// (`wdl <w> <d> <l>`, sent under `UCI_ShowWDL`).
-    pub wdl: Option<[u32; 3]>,
     pub pv: Vec<String>,
 }
 
@@ -55,8 +55,8 @@ impl Info {
 }
 
 /// As an engine prints it: `info`, then the fields present in protocol.md's
-/// order (`depth seldepth multipv score nodes nps hashfull tbhits time`),
-/// the variation last.
+/// order (`depth seldepth multipv score wdl nodes nps hashfull tbhits
+/// time`), the variation last.
 impl fmt::Display for Info {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("info")?;
@@ -115,8 +115,8 @@ pub fn parse_info(line: &str) -> Option<Info> {
             "tbhits" => info.tbhits = words.next().and_then(|w| w.parse().ok()),
             "time" => info.time = words.next().and_then(|w| w.parse().ok()),
             "wdl" => {
-                let mut next = || words.next().and_then(|w| w.parse().ok());
-                info.wdl = match (next(), next(), next()) {
+                let mut number = || words.next().and_then(|w| w.parse().ok());
+                info.wdl = match (number(), number(), number()) {
                     (Some(win), Some(draw), Some(loss)) => Some([win, draw, loss]),
                     _ => None,
                 };
@@ -172,17 +172,16 @@ mod tests {
         assert_eq!(info.pv, ["a3b3", "b1b2", "b3c3"]);
         assert!(info.is_principal());
         assert_eq!(info.to_string(), line);
+        let line = "info depth 7 score cp 12 wdl 250 600 150 nodes 900 pv a2b2";
+        let info = parse_info(line).unwrap();
+        assert_eq!(info.wdl, Some([250, 600, 150]));
+        assert_eq!(info.to_string(), line);
+        assert_eq!(parse_info("info wdl 1 2 nodes 5").unwrap().wdl, None);
         let info = parse_info("info score cp -38 lowerbound depth x nodes 5").unwrap();
         assert_eq!(info.score, Some(Score::Cp(-38)));
         assert_eq!(info.depth, None);
         assert_eq!(info.nodes, Some(5));
         assert!(!parse_info("info multipv 2 depth 3").unwrap().is_principal());
-        let line = "info depth 7 score cp 12 wdl 412 350 238 nodes 90 pv a3b3";
-        let info = parse_info(line).unwrap();
-        assert_eq!(info.wdl, Some([412, 350, 238]));
-        assert_eq!(info.nodes, Some(90));
-        assert_eq!(info.to_string(), line);
-        assert_eq!(parse_info("info wdl 1 2 depth 3").unwrap().wdl, None);
         assert_eq!(parse_info("info string game over"), None);
         assert_eq!(parse_info("bestmove a3b3"), None);
         assert_eq!(parse_info("info"), Some(Info::default()));
