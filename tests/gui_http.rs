@@ -1053,8 +1053,9 @@ fn searches_in(log: &str) -> Vec<(Vec<String>, String)> {
 #[test]
 fn levels_and_win_draw_loss_are_used_when_the_engine_offers_them() {
     let _cpu = shared();
-    // This engine has neither yet: no levels to choose.
-    let gui = Gui::start();
+    let dir = scratch("gui-levels");
+    // An engine with neither: no levels to choose.
+    let gui = Gui::start_with(&["--engine", &wrapped(&dir.join("plain.log"), "plain")]);
     let state = gui.wait_ready();
     assert_eq!(state["strength"], Value::Null);
     assert_eq!(state["engine"]["wdl"], false);
@@ -1066,7 +1067,6 @@ fn levels_and_win_draw_loss_are_used_when_the_engine_offers_them() {
     );
     drop(gui);
 
-    let dir = scratch("gui-levels");
     let log = dir.join("skill.log");
     let gui = Gui::start_with(&["--engine", &wrapped(&log, "skill")]);
     let state = gui.wait_ready();
@@ -1149,6 +1149,29 @@ fn levels_and_win_draw_loss_are_used_when_the_engine_offers_them() {
             && searches[0]
                 .0
                 .contains(&"setoption name UCI_Elo value 1200".to_string()),
+        "{sent}"
+    );
+    drop(gui);
+
+    // A level and UCI_ShowWDL on the command line: the page starts at
+    // that level, and the GUI leaves the figures off.
+    let log = dir.join("given.log");
+    let gui = Gui::start_with(&[
+        "--engine",
+        &wrapped(&log, "skill"),
+        "--option",
+        "Skill Level=4",
+        "--option",
+        "UCI_ShowWDL=false",
+    ]);
+    assert_eq!(gui.wait_ready()["level"], 4);
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        sent.contains("setoption name UCI_ShowWDL value false"),
+        "{sent}"
+    );
+    assert!(
+        !sent.contains("setoption name UCI_ShowWDL value true"),
         "{sent}"
     );
     drop(gui);

@@ -11,6 +11,7 @@
 //!   to the engine, which runs as a [`crate::client::EngineProcess`], and
 //!   asking it the page's questions.
 //! - [`knowledge`]: what the engine said about the game's positions.
+//! - [`strength`]: the engine's weaker levels.
 //! - [`view`]: the state the page shows (hints, graph) and the game
 //!   record for export.
 //! - [`tree`]: the textbook algorithms' game tree for the page.
@@ -22,6 +23,7 @@ pub(crate) mod http;
 pub(crate) mod knowledge;
 pub(crate) mod server;
 pub(crate) mod session;
+pub(crate) mod strength;
 pub(crate) mod tree;
 pub(crate) mod view;
 

@@ -329,7 +329,9 @@ function renderArrows() {
   if (hints && $("hints-all").checked) {
     for (const hint of hints.moves) {
       const kind = hintClass(hint);
-      arrow(hint.move, kind || "plain", hintLabel(hint));
+      // The selected car's targets carry their labels already.
+      const label = hint.move.slice(0, 2) === selected ? "" : hintLabel(hint);
+      arrow(hint.move, kind || "plain", label);
     }
   }
   const best = state.view.best;

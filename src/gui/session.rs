@@ -36,6 +36,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::knowledge::{Knowledge, Purpose, Report};
+use super::strength::{LevelRequest, Strength, check_level};
 use super::view::{self, State};
 use crate::board::{self, Color, MIN_SIZE, Position, Rules, UnknownRules};
 use crate::client::{
@@ -120,15 +121,6 @@ impl EngineSide {
     }
 }
 
-/// A strength for the engine's moves: `"full"`, or a value of its level
-/// option (see [`Strength`]).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum LevelRequest {
-    Value(i64),
-    Name(String),
-}
-
 /// `POST /api/new`: a new game from the start position. Fields left out
 /// keep their current values.
 #[derive(Debug, Default, Deserialize)]
@@ -151,79 +143,6 @@ pub struct Config {
     pub movetime: Option<u64>,
     pub level: Option<LevelRequest>,
     pub hints: Option<bool>,
-}
-
-/// How the engine can be made weaker, from the options it advertises:
-/// `Skill Level` (a spin, its top is full strength), or
-/// `UCI_LimitStrength` with `UCI_Elo` (as in chess engines).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Strength {
-    Skill {
-        name: String,
-        min: i64,
-        max: i64,
-    },
-    Elo {
-        limit: String,
-        elo: String,
-        min: i64,
-        max: i64,
-    },
-}
-
-impl Strength {
-    /// The engine's way of playing weaker, if it has one.
-    fn of(options: &[OptionSpec]) -> Option<Strength> {
-        let find = |name: &str| {
-            options
-                .iter()
-                .find(|option| option.name.eq_ignore_ascii_case(name))
-        };
-        if let Some(option) = find("Skill Level")
-            && let OptionKind::Spin { min, max } = option.kind
-            && min < max
-        {
-            return Some(Strength::Skill {
-                name: option.name.clone(),
-                min,
-                max,
-            });
-        }
-        match (find("UCI_LimitStrength"), find("UCI_Elo")) {
-            (Some(limit), Some(elo)) if limit.kind == OptionKind::Check => match elo.kind {
-                OptionKind::Spin { min, max } if min < max => Some(Strength::Elo {
-                    limit: limit.name.clone(),
-                    elo: elo.name.clone(),
-                    min,
-                    max,
-                }),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    /// The range of levels.
-    pub fn range(&self) -> (i64, i64) {
-        match self {
-            Strength::Skill { min, max, .. } | Strength::Elo { min, max, .. } => (*min, *max),
-        }
-    }
-
-    /// The `setoption` (name, value) pairs for `level` (`None`: full
-    /// strength).
-    fn settings(&self, level: Option<i64>) -> Vec<(String, String)> {
-        match (self, level) {
-            (Strength::Skill { name, max, .. }, level) => {
-                vec![(name.clone(), level.unwrap_or(*max).to_string())]
-            }
-            (Strength::Elo { limit, .. }, None) => vec![(limit.clone(), "false".into())],
-            (Strength::Elo { limit, elo, .. }, Some(level)) => vec![
-                (limit.clone(), "true".into()),
-                (elo.clone(), level.to_string()),
-            ],
-        }
-    }
 }
 
 /// Where the conversation with the engine stands.
@@ -806,8 +725,10 @@ impl Session {
     }
 
     /// After `uciok`: the `--option` settings, checked against what this
-    /// engine offers (one that does not fit is a fault of the setup), and
-    /// win/draw/loss figures on, if the engine has them.
+    /// engine offers (one that does not fit is a fault of the setup; a
+    /// level among them is where the page's level starts), and
+    /// win/draw/loss figures on, if the engine has them and the settings
+    /// do not say otherwise.
     fn configure_engine(&mut self) -> Result<(), String> {
         let lines: Vec<String> = self
             .settings
@@ -817,7 +738,28 @@ impl Session {
         for line in lines {
             self.send(&line);
         }
-        self.set_option("UCI_ShowWDL", "true");
+        let given = |name: &str| {
+            self.settings
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .and_then(|(_, value)| value.clone())
+        };
+        // A level given on the command line is the page's first level.
+        if self.level.is_none() {
+            self.level = match self.strength() {
+                Some(Strength::Skill { name, max, .. }) => given(&name)
+                    .and_then(|value| value.trim().parse().ok())
+                    .filter(|&level| level < max),
+                Some(Strength::Elo { limit, elo, .. }) => given(&limit)
+                    .filter(|on| on.trim().eq_ignore_ascii_case("true"))
+                    .and_then(|_| given(&elo))
+                    .and_then(|value| value.trim().parse().ok()),
+                None => None,
+            };
+        }
+        if given("UCI_ShowWDL").is_none() {
+            self.set_option("UCI_ShowWDL", "true");
+        }
         Ok(())
     }
 
@@ -883,33 +825,6 @@ impl Session {
         }
     }
 
-    /// Checks a level asked for against the engine's options.
-    fn check_level(&self, request: &LevelRequest) -> Result<Option<i64>, ApiError> {
-        let level = match request {
-            LevelRequest::Name(name) if name.eq_ignore_ascii_case("full") => return Ok(None),
-            LevelRequest::Name(name) => {
-                return Err(ApiError::bad_request(format!(
-                    "level {} is neither \"full\" nor a number",
-                    crate::protocol::quote(name)
-                )));
-            }
-            LevelRequest::Value(level) => *level,
-        };
-        let Some(strength) = self.strength() else {
-            return Err(ApiError::conflict(
-                "the engine offers no weaker levels (no Skill Level or UCI_LimitStrength and UCI_Elo option)",
-            ));
-        };
-        let (min, max) = strength.range();
-        if (min..=max).contains(&level) {
-            Ok(Some(level))
-        } else {
-            Err(ApiError::bad_request(format!(
-                "level {level} is outside {min}..{max}"
-            )))
-        }
-    }
-
     /// `POST /api/new`.
     ///
     /// # Errors
@@ -925,7 +840,7 @@ impl Session {
         let movetime = check_movetime(request.movetime.unwrap_or(self.movetime))?;
         let level = match &request.level {
             None => self.level,
-            Some(level) => self.check_level(level)?,
+            Some(level) => check_level(self.strength(), level)?,
         };
         self.interrupt();
         self.rules = rules;
@@ -1017,7 +932,7 @@ impl Session {
         let movetime = check_movetime(request.movetime.unwrap_or(self.movetime))?;
         let level = match &request.level {
             None => self.level,
-            Some(level) => self.check_level(level)?,
+            Some(level) => check_level(self.strength(), level)?,
         };
         self.movetime = movetime;
         self.level = level;

@@ -9,7 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::knowledge::{Purpose, Report};
-use super::session::{EngineSide, Link, Session, Strength};
+use super::session::{EngineSide, Link, Session};
+use super::strength::Strength;
 use crate::board::{Color, Outcome, Position, WinReason};
 use crate::client::{Info, Score, Solved};
 use crate::game::Game;

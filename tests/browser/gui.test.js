@@ -29,7 +29,8 @@
 //
 // Environment: DODGEM_BIN (default target/debug/dodgem), CHROMIUM
 // (default /usr/bin/chromium), SCREENSHOT (default target/gui-screenshot.png;
-// the others are saved beside it).
+// the others are saved beside it), GUI_ENGINE (an engine command line for
+// `--engine`; default: the binary's own engine).
 "use strict";
 
 const { chromium } = require("playwright-core");
@@ -61,7 +62,8 @@ function startServer() {
       reject(new Error(`no binary at ${BIN}: run cargo build first (or set DODGEM_BIN)`));
       return;
     }
-    const child = spawn(BIN, ["gui", "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    const args = ["gui", "--port", "0"].concat(process.env.GUI_ENGINE ? ["--engine", process.env.GUI_ENGINE] : []);
+    const child = spawn(BIN, args, { stdio: ["ignore", "pipe", "inherit"] });
     const timer = setTimeout(() => reject(new Error("dodgem gui printed no address")), WAIT_MS);
     child.on("error", reject);
     child.on("exit", (code) => reject(new Error(`dodgem gui exited early (${code})`)));
@@ -378,6 +380,30 @@ async function quickNewGames(page) {
   if (state.size !== 4 || shown !== "4" || squares !== 16) fail(`size ${state.size}, selector ${shown}, ${squares} squares`);
 }
 
+/// The level selector offers the engine's levels (or says it has none),
+/// and a choice reaches the server.
+async function levels(page) {
+  const state = await serverState(page);
+  const level = await page.evaluate(() => ({
+    disabled: document.getElementById("level").disabled,
+    hint: document.getElementById("level-hint").textContent,
+    options: [...document.getElementById("level").options].map((o) => o.value),
+  }));
+  if (!state.strength) {
+    if (!level.disabled || !level.hint.includes("no weaker levels")) fail(`level selector ${JSON.stringify(level)}`);
+    return;
+  }
+  if (level.disabled || level.options[0] !== "full" || level.options.length < 3) fail(`level selector ${JSON.stringify(level)}`);
+  const weakest = level.options[1];
+  await page.selectOption("#level", weakest);
+  await page.waitForFunction(async (value) => {
+    const s = await fetch("/api/state").then((r) => r.json());
+    return String(s.level) === value;
+  }, weakest);
+  await page.selectOption("#level", "full");
+  await page.waitForFunction(async () => (await fetch("/api/state").then((r) => r.json())).level === null);
+}
+
 async function run() {
   const started = Date.now();
   const { child, url } = await startServer();
@@ -414,10 +440,7 @@ async function run() {
     await page.goto(url);
     await page.waitForSelector('#board [data-square="a1"]');
     await page.waitForFunction(() => document.getElementById("status").textContent.includes("your turn"));
-    // This engine offers no weaker levels yet: the selector says so.
-    const level = await page.evaluate(() => ({ disabled: document.getElementById("level").disabled, hint: document.getElementById("level-hint").textContent }));
-    const state0 = await serverState(page);
-    if (!state0.strength && (!level.disabled || !level.hint.includes("no weaker levels"))) fail(`level selector ${JSON.stringify(level)}`);
+    await levels(page);
 
     const finished = await playAGame(page);
     await reviewAndPlayOn(page, finished);

@@ -6,13 +6,16 @@ when an engine offers them.
 Usage: gui_engine.py ENGINE LOG MODE
 
 Runs ENGINE (the `dodgem` binary) and passes lines both ways, writing every
-line it receives to the file LOG (one per line, flushed). By MODE:
+line it receives to the file LOG (one per line, flushed). Whatever ENGINE
+offers of the options below is hidden (its `option` lines dropped), so the
+modes mean the same with any version of it. By MODE:
 
+  plain    no levels and no win/draw/loss figures
   skill    advertises `Skill Level` (spin 0..20) and `UCI_ShowWDL`; takes
            their `setoption`s itself; under UCI_ShowWDL adds
            `wdl <w> <d> <l>` after each `score` of an `info` line
   elo      the same with `UCI_LimitStrength` and `UCI_Elo` (800..2400)
-  nosolve  an engine without `solve`: the command is dropped unanswered
+  nosolve  no levels, and no `solve`: the command is dropped unanswered
 """
 
 import subprocess
@@ -30,6 +33,7 @@ EXTRA = {
         "option name UCI_Elo type spin default 2400 min 800 max 2400",
         "option name UCI_ShowWDL type check default false",
     ],
+    "plain": [],
     "nosolve": [],
 }[MODE]
 OWN = {"skill level", "uci_showwdl", "uci_limitstrength", "uci_elo"}
@@ -66,6 +70,10 @@ def with_wdl(line):
 def pump_out():
     for line in child.stdout:
         line = line.rstrip("\n")
+        words = line.split()
+        if words[:2] == ["option", "name"] and "type" in words:
+            if " ".join(words[2:words.index("type")]).lower() in OWN:
+                continue
         if line == "uciok":
             for extra in EXTRA:
                 say(extra)
@@ -84,7 +92,7 @@ for line in sys.stdin:
     if words[:2] == ["setoption", "name"] and "value" in words:
         name = " ".join(words[2:words.index("value")]).lower()
         value = " ".join(words[words.index("value") + 1:])
-        if name in OWN and EXTRA:
+        if name in OWN:
             if name == "uci_showwdl":
                 show_wdl = value.lower() == "true"
             continue
