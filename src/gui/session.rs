@@ -162,12 +162,16 @@ pub(crate) enum Link {
         stale: bool,
         purpose: Purpose,
         key: u64,
+        /// The `go movetime` sent, in ms.
+        movetime: u64,
     },
-    /// `solve` and `isready` sent for the position with key `position`;
-    /// `answer` is the `solve` line, once it has come.
+    /// `solve` and `isready` sent for the position with key `position`
+    /// (the engine judging by `rules`); `answer` is the `solve` line, once
+    /// it has come.
     Solving {
         deadline: Instant,
         position: u64,
+        rules: Rules,
         answer: Option<Solved>,
     },
     /// The engine exited, misbehaved or stopped answering.
@@ -594,6 +598,7 @@ impl Session {
         self.link = Link::Solving {
             deadline: Instant::now() + SOLVE_TIMEOUT,
             position: position.key(),
+            rules: self.rules,
             answer: None,
         };
     }
@@ -625,6 +630,7 @@ impl Session {
             stale: false,
             purpose,
             key,
+            movetime,
         };
         let side = game.position().side_to_move();
         self.knowledge.start(
@@ -686,14 +692,17 @@ impl Session {
             Some(Reply::ReadyOk) => match self.link {
                 Link::Syncing { .. } => self.link = Link::Idle,
                 Link::Solving {
-                    position, answer, ..
+                    position,
+                    rules,
+                    answer,
+                    ..
                 } => {
                     if answer.is_none() {
                         log::info!("the engine does not answer `solve`; not asking again");
                         self.solve_supported = false;
                     }
                     let answer = answer.unwrap_or(Solved::Unknown);
-                    self.knowledge.store_solved(self.rules, position, answer);
+                    self.knowledge.store_solved(rules, position, answer);
                     self.link = Link::Idle;
                 }
                 _ => return,
@@ -808,14 +817,16 @@ impl Session {
                 SOLVE_TIMEOUT.as_secs()
             )),
             Link::Searching {
-                deadline, stale, ..
+                deadline,
+                stale,
+                movetime,
+                ..
             } if now >= *deadline => Some(if *stale {
                 "the engine did not answer `stop` with a bestmove".to_string()
             } else {
                 format!(
-                    "the engine did not answer `go movetime {}` within {} ms",
-                    self.movetime,
-                    self.movetime + BESTMOVE_MARGIN.as_millis() as u64
+                    "the engine did not answer `go movetime {movetime}` within {} ms",
+                    movetime + BESTMOVE_MARGIN.as_millis() as u64
                 )
             }),
             _ => None,
