@@ -98,7 +98,7 @@ fn four_by_four_agrees_with_the_dense_solver_and_passes_the_verifier() {
             Ok(2 * 276_600),
             "{rules:?}"
         );
-        let verified = verify(&dir, 2, &|_, _| {}).unwrap();
+        let verified = verify(&dir, 2, None, &|_, _| {}).unwrap();
         assert_eq!(verified.mismatches, 0, "{:?}", verified.examples);
         assert_eq!(verified.positions, 276_600);
         assert_eq!(verified.layers, 144);
@@ -135,7 +135,7 @@ fn the_verifier_finds_a_wrong_value_and_a_damaged_file() {
     solve(&dir, 4, Rules::Textbook);
     let kind = plan(&dir, 4, Rules::Textbook, None).kind;
     falsify(&dir, kind, 4, 5);
-    let verified = verify(&dir, 2, &|_, _| {}).unwrap();
+    let verified = verify(&dir, 2, None, &|_, _| {}).unwrap();
     assert!(verified.mismatches >= 1, "a changed value goes unseen");
     assert!(
         verified.examples[0].contains("layer 004-005"),
@@ -148,11 +148,66 @@ fn the_verifier_finds_a_wrong_value_and_a_damaged_file() {
     let last = bytes.len() - 1;
     bytes[last] ^= 0x55;
     std::fs::write(&path, &bytes).unwrap();
-    match verify(&dir, 2, &|_, _| {}) {
+    match verify(&dir, 2, None, &|_, _| {}) {
         Err(LayeredError::Layer(LayerError::Checksum(p))) => assert_eq!(p, path),
         other => panic!("expected a checksum error, got {other:?}"),
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_verify_journal_resumes_a_check_and_keeps_what_it_found() {
+    let _cpu = shared();
+    let dir = scratch("verify-journal");
+    solve(&dir, 4, Rules::Textbook);
+    let kind = plan(&dir, 4, Rules::Textbook, None).kind;
+    falsify(&dir, kind, 4, 5);
+    let whole = verify(&dir, 2, None, &|_, _| {}).unwrap();
+    assert!(whole.mismatches >= 1);
+
+    let journal = dir.with_extension("journal");
+    let _ = std::fs::remove_file(&journal);
+    let first = verify(&dir, 2, Some(&journal), &|_, _| {}).unwrap();
+    assert_eq!(
+        (first.positions, first.mismatches, first.layers),
+        (whole.positions, whole.mismatches, whole.layers)
+    );
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("dodgem verify journal 1 size 4 rules textbook"));
+    assert!(lines[1..].iter().all(|l| l.starts_with("pair ")), "{text}");
+
+    // Killed half-way, in the middle of a line: the run started again
+    // checks only what is missing and finds the same totals.
+    let half = lines.len() / 2;
+    let cut = format!("{}\n{}", lines[..half].join("\n"), &lines[half][..7]);
+    std::fs::write(&journal, cut).unwrap();
+    let resumed = verify(&dir, 2, Some(&journal), &|_, _| {}).unwrap();
+    assert_eq!(
+        (resumed.positions, resumed.mismatches, resumed.layers),
+        (whole.positions, whole.mismatches, whole.layers)
+    );
+    assert!(!resumed.examples.is_empty());
+
+    // A complete journal reads no layer at all: a missing file goes unseen.
+    std::fs::remove_file(layer_path(&dir, 0, 0)).unwrap();
+    let again = verify(&dir, 2, Some(&journal), &|_, _| {}).unwrap();
+    assert_eq!(again.positions, whole.positions);
+
+    // A journal of another table is refused.
+    let other = scratch("verify-journal-classic");
+    solve(&other, 4, Rules::Classic);
+    match verify(&other, 2, Some(&journal), &|_, _| {}) {
+        Err(e) => assert!(
+            e.to_string()
+                .contains("not a verify journal for this table"),
+            "{e}"
+        ),
+        Ok(_) => panic!("a textbook journal was taken for a classic table"),
+    }
+    std::fs::remove_file(&journal).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&other).unwrap();
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -392,7 +447,7 @@ fn two_byte_cells_and_wide_files_give_the_same_values() {
     let (again, _) = read_layer(&wide, two.kind, &layer).unwrap();
     assert_eq!(again, widened);
     assert!((0..layer.slots).all(|slot| again.get(slot) == values.get(slot)));
-    let verified = verify(&wide, 2, &|_, _| {}).unwrap();
+    let verified = verify(&wide, 2, None, &|_, _| {}).unwrap();
     assert_eq!(verified.mismatches, 0, "{:?}", verified.examples);
     std::fs::remove_dir_all(&narrow).unwrap();
     std::fs::remove_dir_all(&wide).unwrap();

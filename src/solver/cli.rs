@@ -48,6 +48,10 @@ pub struct SolveArgs {
     /// its successors' stored values.
     #[arg(long, conflicts_with_all = ["size", "out", "table"])]
     pub verify: Option<PathBuf>,
+    /// With --verify: record each checked pair of layers in this file, and
+    /// skip the pairs it already records (to resume a long check).
+    #[arg(long, requires = "verify")]
+    pub journal: Option<PathBuf>,
     /// Report on a dense table file instead of solving.
     #[arg(long, conflicts_with_all = ["size", "rules", "out"])]
     pub table: Option<PathBuf>,
@@ -72,7 +76,7 @@ impl SolveArgs {
 fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
     if let Some(dir) = &args.verify {
-        return verify(dir, threads, args.quiet);
+        return verify(dir, threads, args.journal.as_deref(), args.quiet);
     }
     if let Some(path) = &args.table {
         return dense_report(&Table::load(path)?, threads);
@@ -309,7 +313,12 @@ fn check_dense(plan: &Plan, quiet: bool) -> Result<(), Box<dyn std::error::Error
     Ok(())
 }
 
-fn verify(dir: &Path, threads: usize, quiet: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn verify(
+    dir: &Path,
+    threads: usize,
+    journal: Option<&Path>,
+    quiet: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let bar = if quiet {
         ProgressBar::hidden()
@@ -323,7 +332,7 @@ fn verify(dir: &Path, threads: usize, quiet: bool) -> Result<(), Box<dyn std::er
         .expect("the progress template is valid")
         .progress_chars("=> "),
     );
-    let verified = layered::verify(dir, threads, &|done, total| {
+    let verified = layered::verify(dir, threads, journal, &|done, total| {
         bar.set_length(total);
         bar.set_position(done);
     })?;
