@@ -608,17 +608,14 @@ pub(crate) fn score_words(info: &Info, side: Color) -> String {
         Some(Score::Mate(n)) if n > 0 => format!("{name} wins in {n} move{}", plural(n)),
         Some(Score::Mate(n)) => format!("{name} loses in {} move{}", -n, plural(-n)),
         Some(Score::Cp(cp)) => {
-            let moves = cp as f64 / 30.0;
-            let lead = format!("{:+.1} moves", moves);
-            let (better, worse) = (format!("{name} is"), format!("{other} is"));
+            // The side ahead, and by how many of a car's moves (about 30).
+            let ahead = if cp > 0 { name } else { other };
+            let by = format!("by {:.1} moves", cp.abs() as f64 / 30.0);
             match cp.abs() {
-                0..=14 => format!("about even ({lead})"),
-                15..=59 if cp > 0 => format!("{better} slightly better ({lead})"),
-                15..=59 => format!("{worse} slightly better ({lead})"),
-                60..=149 if cp > 0 => format!("{better} better ({lead})"),
-                60..=149 => format!("{worse} better ({lead})"),
-                _ if cp > 0 => format!("{better} much better ({lead})"),
-                _ => format!("{worse} much better ({lead})"),
+                0..=14 => format!("about even ({ahead} {by})"),
+                15..=59 => format!("{ahead} is slightly better ({by})"),
+                60..=149 => format!("{ahead} is better ({by})"),
+                _ => format!("{ahead} is much better ({by})"),
             }
         }
         None => "no score yet".to_string(),
@@ -835,11 +832,11 @@ mod tests {
         let words = |line: &str, side| score_words(&parse_info(line).unwrap(), side);
         assert_eq!(
             words("info depth 3 score cp 45", Color::Black),
-            "Black is slightly better (+1.5 moves) at depth 3"
+            "Black is slightly better (by 1.5 moves) at depth 3"
         );
         assert_eq!(
             words("info score cp -200 wdl 50 100 850", Color::White),
-            "Black is much better (-6.7 moves); win 5%, draw 10%, loss 85%"
+            "Black is much better (by 6.7 moves); win 5%, draw 10%, loss 85%"
         );
         assert_eq!(
             words("info score mate 1", Color::White),
@@ -851,7 +848,7 @@ mod tests {
         );
         assert_eq!(
             words("info score cp 3", Color::White),
-            "about even (+0.1 moves)"
+            "about even (White by 0.1 moves)"
         );
     }
 
