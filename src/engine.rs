@@ -389,6 +389,7 @@ impl<W: Write> Engine<W> {
             Change::Ponder(on) => self.options.ponder = on,
             Change::MultiPv(lines) => self.options.multipv = lines,
             Change::Tablebase(on) => self.options.tablebase = on,
+            Change::SearchAlgorithm(algorithm) => self.options.search_algorithm = algorithm,
             Change::TablebasePath(list) => {
                 self.options.tablebase_path.clone_from(&list);
                 self.loads += 1;

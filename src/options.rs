@@ -10,6 +10,7 @@ use crate::board::{MAX_MOVES, MAX_SIZE, MIN_SIZE, Rules};
 use crate::eval::Evaluation;
 use crate::protocol::quote;
 use crate::search::Settings;
+use crate::search::textbook::Algorithm;
 use crate::tt::TranspositionTable;
 
 /// Every option's default: the one place they are written.
@@ -27,6 +28,7 @@ pub mod defaults {
     /// No table files.
     pub const TABLEBASE_PATH: &str = "";
     pub const TABLEBASE_CACHE_MB: usize = crate::solver::DEFAULT_WDL_MB;
+    pub const SEARCH_ALGORITHM: super::Algorithm = super::Algorithm::Engine;
 }
 
 /// Largest `TablebaseCache`, in MiB.
@@ -55,6 +57,8 @@ pub struct Options {
     /// MiB of win/draw/loss layers each table directory keeps in memory
     /// for probes inside the search (`TablebaseCache`).
     pub tablebase_cache_mb: usize,
+    /// The engine's own search, or a textbook algorithm to watch.
+    pub search_algorithm: Algorithm,
 }
 
 impl Default for Options {
@@ -70,6 +74,7 @@ impl Default for Options {
             tablebase: defaults::TABLEBASE,
             tablebase_path: defaults::TABLEBASE_PATH.to_string(),
             tablebase_cache_mb: defaults::TABLEBASE_CACHE_MB,
+            search_algorithm: defaults::SEARCH_ALGORITHM,
         }
     }
 }
@@ -83,6 +88,7 @@ impl Options {
             multipv: self.multipv,
             move_overhead: self.move_overhead,
             tablebase: self.tablebase,
+            algorithm: self.search_algorithm,
         }
     }
 }
@@ -101,6 +107,7 @@ pub enum Change {
     Tablebase(bool),
     TablebasePath(String),
     TablebaseCache(usize),
+    SearchAlgorithm(Algorithm),
 }
 
 /// One option: its name, its kind with default and range or choices, and
@@ -141,9 +148,14 @@ pub enum Kind {
 
 const RULE_NAMES: [&str; 2] = [Rules::ALL[0].name(), Rules::ALL[1].name()];
 const EVALUATION_NAMES: [&str; 2] = [Evaluation::ALL[0].name(), Evaluation::ALL[1].name()];
+const ALGORITHM_NAMES: [&str; 3] = [
+    Algorithm::ALL[0].name(),
+    Algorithm::ALL[1].name(),
+    Algorithm::ALL[2].name(),
+];
 
 /// Every option, in the order `uci` lists them.
-pub const TABLE: [Spec; 11] = [
+pub const TABLE: [Spec; 12] = [
     Spec {
         name: "Hash",
         kind: Kind::Spin {
@@ -230,6 +242,15 @@ pub const TABLE: [Spec; 11] = [
             min: 0,
             max: MAX_TABLEBASE_CACHE_MB,
             change: |mb| Change::TablebaseCache(mb as usize),
+        },
+    },
+    // The course's plain algorithms, to watch and count.
+    Spec {
+        name: "SearchAlgorithm",
+        kind: Kind::Combo {
+            default: defaults::SEARCH_ALGORITHM.name(),
+            choices: &ALGORITHM_NAMES,
+            change: |index| Change::SearchAlgorithm(Algorithm::ALL[index]),
         },
     },
 ];
@@ -517,6 +538,7 @@ mod tests {
                 Change::Tablebase(on) => options.tablebase = on,
                 Change::TablebasePath(path) => options.tablebase_path = path,
                 Change::TablebaseCache(mb) => options.tablebase_cache_mb = mb,
+                Change::SearchAlgorithm(algorithm) => options.search_algorithm = algorithm,
                 Change::ClearHash => unreachable!("a button has no default"),
             }
         }
@@ -539,6 +561,7 @@ mod tests {
                 "option name Tablebase type check default true",
                 "option name TablebasePath type string default <empty>",
                 "option name TablebaseCache type spin default 512 min 0 max 65536",
+                "option name SearchAlgorithm type combo default engine var engine var minimax var alphabeta",
             ]
         );
     }

@@ -12,6 +12,11 @@ pub const MAX_PLY: usize = 128;
 pub const MATE: i32 = 31_000;
 /// Scores at least this large (in absolute value) are forced wins/losses.
 pub const MATE_BOUND: i32 = MATE - 2 * MAX_PLY as i32;
+/// Scores at least this large in absolute value (and below
+/// [`MATE_BOUND`]) are wins and losses known from solved tables: `cp 30000
+/// - d` at a root the tables decide, `cp 28000 - p` for a covered position
+/// `p` plies into the search. No evaluation comes near.
+pub const TABLE_WIN_BOUND: i32 = 27_000;
 /// Larger than any score.
 pub const INFINITY: i32 = 32_000;
 /// Score of a draw (repetition).

@@ -22,4 +22,5 @@ mod reference;
 mod replies;
 mod search;
 mod tablebase;
+mod textbook;
 mod transcripts;

@@ -28,5 +28,5 @@ pub mod search;
 pub use command::{CommandError, EngineCommand};
 pub use options::{OptionKind, OptionSpec, parse_option_line, setoption_line, split_setting};
 pub use process::{EngineProcess, MAX_LINE, Recv, Stderr, Written};
-pub use reply::{Reply, parse_reply};
+pub use reply::{Reply, Solved, parse_reply};
 pub use search::{Info, Score, parse_bestmove, parse_info};

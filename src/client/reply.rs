@@ -28,6 +28,66 @@ pub enum Reply {
         mv: String,
         ponder: Option<String>,
     },
+    /// `solve ...`: the position's value from solved tables.
+    Solve(Solved),
+}
+
+/// A `solve` answer, for the side to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Solved {
+    /// It wins: the game ends after `plies` (with `dtz`: `plies` to the
+    /// next progress move, from layered tables).
+    Win {
+        plies: u32,
+        dtz: bool,
+    },
+    /// It loses, putting the end (or with `dtz`, progress) off `plies`.
+    Loss {
+        plies: u32,
+        dtz: bool,
+    },
+    Draw,
+    /// No table covers the position.
+    Unknown,
+}
+
+impl fmt::Display for Solved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dtz = |dtz: bool| if dtz { "dtz " } else { "" };
+        match self {
+            Solved::Win { plies, dtz: d } => write!(f, "solve win {}{plies}", dtz(*d)),
+            Solved::Loss { plies, dtz: d } => write!(f, "solve loss {}{plies}", dtz(*d)),
+            Solved::Draw => f.write_str("solve draw"),
+            Solved::Unknown => f.write_str("solve unknown"),
+        }
+    }
+}
+
+/// Reads the words after `solve`.
+fn parse_solve<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<Solved> {
+    let kind = words.next()?;
+    let mut rest: Vec<&str> = words.collect();
+    let dtz = rest.first() == Some(&"dtz");
+    if dtz {
+        rest.remove(0);
+    }
+    let plies = || match rest.as_slice() {
+        [plies] => plies.parse().ok(),
+        _ => None,
+    };
+    match kind {
+        "win" => Some(Solved::Win {
+            plies: plies()?,
+            dtz,
+        }),
+        "loss" => Some(Solved::Loss {
+            plies: plies()?,
+            dtz,
+        }),
+        "draw" if rest.is_empty() && !dtz => Some(Solved::Draw),
+        "unknown" if rest.is_empty() && !dtz => Some(Solved::Unknown),
+        _ => None,
+    }
 }
 
 /// Reads a line an engine printed; `None` for a line that is none of the
@@ -65,6 +125,7 @@ pub fn parse_reply(line: &str) -> Option<Reply> {
             };
             Some(Reply::BestMove { mv, ponder })
         }
+        "solve" => parse_solve(words).map(Reply::Solve),
         _ => None,
     }
 }
@@ -85,6 +146,7 @@ impl fmt::Display for Reply {
                 mv,
                 ponder: Some(ponder),
             } => write!(f, "bestmove {mv} ponder {ponder}"),
+            Reply::Solve(solved) => solved.fmt(f),
         }
     }
 }
@@ -138,6 +200,13 @@ mod tests {
             })
         );
         assert_eq!(
+            parse_reply("solve loss dtz 2"),
+            Some(Reply::Solve(Solved::Loss {
+                plies: 2,
+                dtz: true
+            }))
+        );
+        assert_eq!(
             parse_reply("bestmove"),
             Some(Reply::BestMove {
                 mv: String::new(),
@@ -157,6 +226,12 @@ mod tests {
             "option name X type weird",
             "copyprotection ok",
             "Info depth 3",
+            "solve",
+            "solve win",
+            "solve win dtz",
+            "solve draw 3",
+            "solve maybe 3",
+            "solve loss 3 4",
         ] {
             assert_eq!(parse_reply(line), None, "{line:?}");
         }
@@ -175,6 +250,12 @@ mod tests {
             "info string hello  world",
             "bestmove a3b3 ponder b1b2",
             "bestmove (none)",
+            "solve win 19",
+            "solve loss 0",
+            "solve win dtz 3",
+            "solve loss dtz 2",
+            "solve draw",
+            "solve unknown",
         ] {
             let reply = parse_reply(line).unwrap();
             assert_eq!(reply.to_string(), line);

@@ -8,15 +8,24 @@
 //! the page sends can run another program.
 //!
 //! - [`session`]: the controller tying the game ([`crate::game::Game`])
-//!   to the engine, which runs
-//!   as a [`crate::client::EngineProcess`].
+//!   to the engine, which runs as a [`crate::client::EngineProcess`], and
+//!   asking it the page's questions.
+//! - [`knowledge`]: what the engine said about the game's positions.
+//! - [`strength`]: the engine's weaker levels.
+//! - [`view`]: the state the page shows (hints, graph) and the game
+//!   record for export.
+//! - [`tree`]: the textbook algorithms' game tree for the page.
 //! - [`server`]: the HTTP routes.
 //! - [`http`]: reading requests and writing responses, every resource
 //!   bounded.
 
 pub(crate) mod http;
+pub(crate) mod knowledge;
 pub(crate) mod server;
 pub(crate) mod session;
+pub(crate) mod strength;
+pub(crate) mod tree;
+pub(crate) mod view;
 
 use std::io::{self, Write};
 use std::net::TcpListener;
@@ -90,8 +99,14 @@ pub fn run(options: GuiOptions) -> Result<(), Box<dyn std::error::Error>> {
     }
     let session = Session::start(command.clone(), settings)
         .map_err(|error| format!("cannot start the engine `{command}`: {error}"))?;
-    let listener = TcpListener::bind(("127.0.0.1", options.port))
-        .map_err(|error| format!("cannot listen on 127.0.0.1:{}: {error}", options.port))?;
+    let listener = TcpListener::bind(("127.0.0.1", options.port)).map_err(|error| {
+        let hint = if error.kind() == io::ErrorKind::AddrInUse {
+            " (another program, perhaps another `dodgem gui`, has it): use --port 0 for any free port, or choose another with --port"
+        } else {
+            ""
+        };
+        format!("cannot listen on 127.0.0.1:{}: {error}{hint}", options.port)
+    })?;
     let port = listener.local_addr()?.port();
 
     let ticker = Arc::downgrade(&session);

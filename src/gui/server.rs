@@ -3,21 +3,28 @@
 //! | method and path | body | does |
 //! |---|---|---|
 //! | `GET /` (and `/app.js`, `/app.css`) | | the page |
-//! | `GET /api/state` | | the [`State`](super::session::State) as JSON |
-//! | `POST /api/new` | `{"size", "rules", "engine", "movetime"}`, all optional | a new game from the start position |
+//! | `GET /api/state` | | the [`State`](super::view::State) as JSON |
+//! | `GET /api/export` | | the game as a record (text, the format of `dodgem match --pgn`) |
+//! | `GET /api/tree?depth=D&ply=P` | | the game tree after `P` moves (default: the position on show) to depth `D` (1 to 3, 4 where it fits; default 2), minimax and alpha-beta |
+//! | `POST /api/new` | `{"size", "rules", "engine", "movetime", "level"}`, all optional | a new game from the start position |
 //! | `POST /api/position` | `{"position", "rules"?}` | a new game from a position string |
+//! | `POST /api/import` | `{"record"}` | a new game from a game record |
 //! | `POST /api/move` | `{"move": "a3b3"}` | a person's move |
 //! | `POST /api/undo` | empty or `{}` | takes back to the last move of a person |
-//! | `POST /api/config` | `{"engine"?, "movetime"?}` | who the engine plays, its time per move |
+//! | `POST /api/review` | `{"ply": n}`, or `{"ply": null}` or `{}` | shows the position after `n` moves (`null`: the live game) |
+//! | `POST /api/playon` | empty or `{}` | the game goes on from the position under review |
+//! | `POST /api/best` | empty or `{}` | asks the engine for its best move in the position on show |
+//! | `POST /api/config` | `{"engine"?, "movetime"?, "level"?, "hints"?}` | who the engine plays, its time per move and level, whether move values are shown |
 //! | `POST /api/restart` | empty or `{}` | a fresh engine process |
 //!
 //! Every `POST` answers with the new state. Errors are JSON too,
 //! `{"error": "<message>"}`, with a 4xx status: 400 bad value, illegal
-//! move or ambiguous framing (see [`super::http`]), 403 a foreign `Host`,
-//! 404 unknown path, 405 wrong method, 409 not possible now (game over, the
-//! engine's turn, nothing to undo), 411 a chunked body, 413 body too
+//! move, unreadable record or ambiguous framing (see [`super::http`]), 403
+//! a foreign `Host`, 404 unknown path, 405 wrong method, 409 not possible
+//! now (game over, the engine's turn, nothing to undo, nothing under
+//! review, a level the engine lacks), 411 a chunked body, 413 body too
 //! large, 415 a `POST` body that is not `application/json`, 431 headers
-//! too large.
+//! too large; 503 when the engine is needed and not running.
 //!
 //! Requests must name this server in `Host` (`127.0.0.1:<port>` or
 //! `localhost:<port>`), which shuts out DNS-rebinding pages, and a `POST`
@@ -31,9 +38,10 @@ use serde::de::DeserializeOwned;
 
 use super::http::{self, ReadError, Request, Response};
 use super::session::{ApiError, Config, NewGame, SharedSession};
+use super::tree;
 
-/// The largest request body accepted.
-const MAX_BODY: usize = 16 * 1024;
+/// The largest request body accepted (a game record fits many times).
+const MAX_BODY: usize = 64 * 1024;
 
 const PAGE_HTML: &str = include_str!("page.html");
 const PAGE_JS: &str = include_str!("page.js");
@@ -53,6 +61,20 @@ struct MoveRequest {
 struct PositionRequest {
     position: String,
     rules: Option<String>,
+}
+
+/// `POST /api/import`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImportRequest {
+    record: String,
+}
+
+/// `POST /api/review`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewRequest {
+    ply: Option<usize>,
 }
 
 type Reply = Response;
@@ -89,12 +111,9 @@ pub fn handle(session: &SharedSession, port: u16, request: &Request) -> Reply {
 
 fn route(session: &SharedSession, port: u16, request: &Request) -> Result<Reply, ApiError> {
     check_host(request, port)?;
-    let path = request
-        .target
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("")
-        .to_string();
+    let target = request.target.split('#').next().unwrap_or("");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let path = path.to_string();
     let method = request.method.as_str();
     let get = method == "GET" || method == "HEAD";
     let post = method == "POST";
@@ -103,6 +122,41 @@ fn route(session: &SharedSession, port: u16, request: &Request) -> Result<Reply,
         "/app.js" if get => Ok(asset(PAGE_JS, "text/javascript; charset=utf-8")),
         "/app.css" if get => Ok(asset(PAGE_CSS, "text/css; charset=utf-8")),
         "/api/state" if get => Ok(state_reply(session)),
+        "/api/export" if get => {
+            let text = session.lock().export();
+            Ok(Response {
+                status: 200,
+                headers: common_headers("text/plain; charset=utf-8"),
+                body: text.into_bytes(),
+            })
+        }
+        "/api/tree" if get => {
+            let (depth, ply) = tree::parse_query(query)?;
+            let (position, rules, ply) = session.lock().position_at(ply)?;
+            // Computed outside the lock: the engine's replies never wait.
+            let reply = tree::tree(&position, rules, ply, depth)?;
+            Ok(json_reply(200, &reply))
+        }
+        "/api/import" if post => {
+            let body: ImportRequest = read_json(request)?;
+            session.lock().import(&body.record)?;
+            Ok(state_reply(session))
+        }
+        "/api/review" if post => {
+            let body: ReviewRequest = read_json(request)?;
+            session.lock().set_review(body.ply)?;
+            Ok(state_reply(session))
+        }
+        "/api/playon" if post => {
+            read_empty(request)?;
+            session.lock().play_on()?;
+            Ok(state_reply(session))
+        }
+        "/api/best" if post => {
+            read_empty(request)?;
+            session.lock().ask_best()?;
+            Ok(state_reply(session))
+        }
         "/api/new" if post => {
             let body: NewGame = read_json(request)?;
             session.lock().new_game(body)?;
@@ -135,15 +189,18 @@ fn route(session: &SharedSession, port: u16, request: &Request) -> Result<Reply,
             session.lock().restart()?;
             Ok(state_reply(session))
         }
-        "/" | "/index.html" | "/app.js" | "/app.css" | "/api/state" => Err(ApiError {
+        "/" | "/index.html" | "/app.js" | "/app.css" | "/api/state" | "/api/export"
+        | "/api/tree" => Err(ApiError {
             status: 405,
             message: format!("{method} is not allowed on {path}; use GET"),
         }),
-        "/api/new" | "/api/position" | "/api/move" | "/api/undo" | "/api/config"
-        | "/api/restart" => Err(ApiError {
-            status: 405,
-            message: format!("{method} is not allowed on {path}; use POST"),
-        }),
+        "/api/new" | "/api/position" | "/api/import" | "/api/move" | "/api/undo"
+        | "/api/review" | "/api/playon" | "/api/best" | "/api/config" | "/api/restart" => {
+            Err(ApiError {
+                status: 405,
+                message: format!("{method} is not allowed on {path}; use POST"),
+            })
+        }
         _ => Err(ApiError {
             status: 404,
             message: format!("no such page or endpoint: {path}"),

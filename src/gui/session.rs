@@ -7,14 +7,27 @@
 //! commands go out through the process's writer thread and replies come
 //! back as calls to [`Session::on_engine_output`].
 //!
-//! The conversation follows protocol.md: `uci` / `uciok` once, then for each
-//! new game `setoption name Rules`, `ucinewgame`, `isready` / `readyok`, and
-//! for each engine move `position fen <start> moves ...` and
-//! `go movetime <ms>`, answered by `info` lines and one `bestmove`. When the
-//! game changes under a running search the GUI sends `stop` and discards
-//! that search's `bestmove`; nothing else is sent to the engine until it
-//! has arrived, since a second `go` during a search is an error.
+//! The conversation follows protocol.md: `uci` / `uciok` once (then
+//! `UCI_ShowWDL` on, if the engine has it), then for each new game
+//! `setoption name Rules`, `ucinewgame`, `isready` / `readyok`, and for
+//! each engine move `position fen <start> moves ...` and
+//! `go movetime <ms>` (after the level's options), answered by `info`
+//! lines and one `bestmove`. When the game changes under a running search
+//! the GUI sends `stop` and discards that search's `bestmove`; nothing else
+//! is sent to the engine until it has arrived, since a second `go` during
+//! a search is an error.
+//!
+//! When the engine has nothing to play, it answers the page's questions,
+//! one at a time, most urgent first ([`Session::next_question`]): the best
+//! move asked for, the values of the moves (hints: `solve` after each move
+//! where a table covers the position, else a `MultiPV` search over every
+//! move), its view of a position under review, and values for the
+//! evaluation graph. Each `solve` is followed by `isready`, so an engine
+//! without `solve` (its `readyok` comes with no `solve` line) is asked no
+//! more. What it answers is kept ([`super::knowledge`]), so stepping
+//! through a game asks each question once.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -22,18 +35,25 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::board::{self, Color, MIN_SIZE, Outcome, Position, Rules, UnknownRules, WinReason};
+use super::knowledge::{Knowledge, Purpose, Report};
+use super::strength::{LevelRequest, Strength, check_level};
+use super::view::{self, State};
+use crate::board::{self, Color, MIN_SIZE, Position, Rules, UnknownRules};
 use crate::client::{
-    EngineCommand, EngineProcess, Info, OptionSpec, Reply, Score, Stderr, parse_reply,
+    EngineCommand, EngineProcess, OptionKind, OptionSpec, Reply, Solved, Stderr, parse_reply,
     setoption_line,
 };
 use crate::game::{Game, PlayError};
 use crate::notation;
+use crate::referee::pgn;
 
 /// How long the engine gets to answer `uci` with `uciok`.
 pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the engine gets to answer `isready` (after `ucinewgame`).
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the engine gets to answer `solve` (the first one on a board
+/// may build its table or read a layer of a table from disk).
+const SOLVE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Added to the move time before a missing `bestmove` counts as a hang.
 const BESTMOVE_MARGIN: Duration = Duration::from_secs(3);
 /// How long the engine gets to answer `stop` with `bestmove`.
@@ -42,6 +62,9 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 pub const MOVETIME_RANGE: std::ops::RangeInclusive<u64> = 10..=60_000;
 /// The default time per engine move, in ms.
 pub const DEFAULT_MOVETIME: u64 = 1000;
+/// The longest search for one point of the evaluation graph, in ms (less
+/// when the time per move is shorter).
+const GRAPH_MOVETIME: u64 = 300;
 
 /// A request the session refused: an HTTP status and a message for people.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,6 +89,14 @@ impl ApiError {
             message: message.into(),
         }
     }
+
+    /// 503: the engine is needed and not running.
+    fn no_engine(message: &str) -> ApiError {
+        ApiError {
+            status: 503,
+            message: format!("the engine is not running ({message}): restart it first"),
+        }
+    }
 }
 
 /// Which sides the engine plays.
@@ -80,7 +111,7 @@ pub enum EngineSide {
 }
 
 impl EngineSide {
-    fn plays(self, color: Color) -> bool {
+    pub(crate) fn plays(self, color: Color) -> bool {
         match self {
             EngineSide::Black => color == Color::Black,
             EngineSide::White => color == Color::White,
@@ -99,20 +130,24 @@ pub struct NewGame {
     pub rules: Option<String>,
     pub engine: Option<EngineSide>,
     pub movetime: Option<u64>,
+    pub level: Option<LevelRequest>,
 }
 
-/// `POST /api/config`: who the engine plays and how long it thinks, for
-/// the game in progress.
+/// `POST /api/config`: who the engine plays, how strong and how long it
+/// thinks, and whether the page shows move values, for the game in
+/// progress.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub engine: Option<EngineSide>,
     pub movetime: Option<u64>,
+    pub level: Option<LevelRequest>,
+    pub hints: Option<bool>,
 }
 
 /// Where the conversation with the engine stands.
 #[derive(Clone, Debug)]
-enum Link {
+pub(crate) enum Link {
     /// `uci` sent, waiting for `uciok`.
     Starting { deadline: Instant },
     /// Nothing outstanding.
@@ -120,20 +155,40 @@ enum Link {
     /// `isready` sent, waiting for `readyok`.
     Syncing { deadline: Instant },
     /// `go` sent, waiting for `bestmove`. A `stale` search was stopped
-    /// because the game changed: its move is discarded.
-    Searching { deadline: Instant, stale: bool },
+    /// because what it was for changed: its move is discarded. `key` is
+    /// the searched game's prefix (see [`Knowledge`]).
+    Searching {
+        deadline: Instant,
+        stale: bool,
+        purpose: Purpose,
+        key: u64,
+        /// The `go movetime` sent, in ms.
+        movetime: u64,
+    },
+    /// `solve` and `isready` sent for the position with key `position`
+    /// (the engine judging by `rules`); `answer` is the `solve` line, once
+    /// it has come.
+    Solving {
+        deadline: Instant,
+        position: u64,
+        rules: Rules,
+        answer: Option<Solved>,
+    },
     /// The engine exited, misbehaved or stopped answering.
     Dead { message: String },
 }
 
-/// The engine's latest report on the search for one position.
-#[derive(Clone, Debug)]
-struct Analysis {
-    /// The number of moves played before the searched position.
-    ply: usize,
-    side: Color,
-    info: Info,
-    done: bool,
+/// What the engine is asked next, when it has no move to play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Question {
+    /// The value of this position (from the tables).
+    Solve(Position),
+    /// A search of the game's position after `ply` moves.
+    Search {
+        purpose: Purpose,
+        ply: usize,
+        lines: usize,
+    },
 }
 
 /// The GUI's state; see the module docs.
@@ -144,26 +199,43 @@ pub struct Session {
     /// `--option` settings, `(name, value)`, sent after each `uciok`.
     settings: Vec<(String, Option<String>)>,
     /// The options the current engine process advertised.
-    advertised: Vec<OptionSpec>,
+    pub(crate) advertised: Vec<OptionSpec>,
+    /// Option values sent to the current process since it started, by
+    /// lowercased name (so each is only sent when it changes).
+    sent: Vec<(String, String)>,
     process: Option<EngineProcess>,
     /// Which engine process the current output belongs to: output from a
     /// process that has been replaced is ignored.
     generation: u64,
-    link: Link,
-    engine_name: Option<String>,
+    pub(crate) link: Link,
+    pub(crate) engine_name: Option<String>,
     /// The last `info string` the engine printed.
-    engine_message: Option<String>,
-    game: Game,
+    pub(crate) engine_message: Option<String>,
+    pub(crate) game: Game,
     /// The rules the game is judged by (and the engine is told).
-    rules: Rules,
-    engine_side: EngineSide,
-    movetime: u64,
+    pub(crate) rules: Rules,
+    pub(crate) engine_side: EngineSide,
+    pub(crate) movetime: u64,
+    /// The level of the engine's moves (`None`: full strength).
+    pub(crate) level: Option<i64>,
+    /// Show the values of the moves.
+    pub(crate) hints: bool,
+    /// The ply shown instead of the live game, when reviewing.
+    pub(crate) review: Option<usize>,
+    /// Prefix keys of positions whose best move was asked for.
+    pub(crate) best_asked: HashSet<u64>,
     /// The engine needs `setoption`/`ucinewgame`/`isready` before it next
     /// searches.
     needs_new_game: bool,
-    analysis: Option<Analysis>,
+    /// The engine answers `solve` (until it shows it does not).
+    solve_supported: bool,
+    pub(crate) knowledge: Knowledge,
+    /// The prefix key of the engine's latest search for its own move.
+    pub(crate) latest_play: Option<u64>,
+    /// What the last import read, while its game is on (for the page).
+    pub(crate) imported: Option<String>,
     /// Counts changes, so the page can tell whether anything happened.
-    version: u64,
+    pub(crate) version: u64,
 }
 
 /// A shared session.
@@ -185,6 +257,7 @@ impl Session {
                 command,
                 settings,
                 advertised: Vec::new(),
+                sent: Vec::new(),
                 process: None,
                 generation: 0,
                 link: Link::Idle,
@@ -194,8 +267,15 @@ impl Session {
                 rules: Rules::default(),
                 engine_side: EngineSide::White,
                 movetime: DEFAULT_MOVETIME,
+                level: None,
+                hints: false,
+                review: None,
+                best_asked: HashSet::new(),
                 needs_new_game: true,
-                analysis: None,
+                solve_supported: true,
+                knowledge: Knowledge::default(),
+                latest_play: None,
+                imported: None,
                 version: 0,
             })
         });
@@ -210,6 +290,8 @@ impl Session {
         self.engine_name = None;
         self.engine_message = None;
         self.advertised.clear();
+        self.sent.clear();
+        self.solve_supported = true;
         self.changed();
         let generation = self.generation;
         let this = self.this.clone();
@@ -247,10 +329,10 @@ impl Session {
     fn fault(&mut self, message: String) {
         log::warn!("engine fault: {message}");
         self.process = None;
-        self.link = Link::Dead { message };
-        if let Some(analysis) = &mut self.analysis {
-            analysis.done = true;
+        if let Link::Searching { key, .. } = self.link {
+            self.knowledge.finish(key, None);
         }
+        self.link = Link::Dead { message };
         self.changed();
     }
 
@@ -264,15 +346,108 @@ impl Session {
         }
     }
 
+    /// Sets an engine option the engine advertised, unless it has that
+    /// value already; `false` if the engine has no such option.
+    fn set_option(&mut self, name: &str, value: &str) -> bool {
+        let Some(option) = self
+            .advertised
+            .iter()
+            .find(|option| option.name.eq_ignore_ascii_case(name))
+        else {
+            return false;
+        };
+        let name = option.name.clone();
+        let lower = name.to_ascii_lowercase();
+        let current = self.sent.iter_mut().find(|(n, _)| *n == lower);
+        match current {
+            Some((_, sent)) if sent == value => return true,
+            Some((_, sent)) => *sent = value.to_string(),
+            None => self.sent.push((lower, value.to_string())),
+        }
+        self.send(&format!("setoption name {name} value {value}"));
+        true
+    }
+
+    /// The engine's command line, as the page shows it.
+    pub(crate) fn command_text(&self) -> String {
+        self.command.to_string()
+    }
+
+    /// The engine process's id, while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(EngineProcess::id)
+    }
+
+    /// How the engine can be made weaker, if it can.
+    pub(crate) fn strength(&self) -> Option<Strength> {
+        Strength::of(&self.advertised)
+    }
+
+    /// The most lines the engine reports at once (`MultiPV`'s top; 1
+    /// without it).
+    fn max_lines(&self) -> usize {
+        self.advertised
+            .iter()
+            .find(|option| option.name.eq_ignore_ascii_case("MultiPV"))
+            .and_then(|option| match option.kind {
+                OptionKind::Spin { max, .. } => usize::try_from(max).ok(),
+                _ => None,
+            })
+            .unwrap_or(1)
+            .max(1)
+    }
+
     /// Whether the engine is to move in the current game.
-    fn engine_to_move(&self) -> bool {
+    pub(crate) fn engine_to_move(&self) -> bool {
         self.game.outcome(self.rules).is_none()
             && self.engine_side.plays(self.game.position().side_to_move())
     }
 
+    /// The ply on show: the one under review, else the live one.
+    pub(crate) fn view_ply(&self) -> usize {
+        self.review.unwrap_or(self.game.moves().len())
+    }
+
+    /// The game as it stood after `ply` moves.
+    pub(crate) fn game_at(&self, ply: usize) -> Game {
+        let mut game = Game::new(*self.game.start());
+        for &mv in &self.game.moves()[..ply.min(self.game.moves().len())] {
+            game.play(mv);
+        }
+        game
+    }
+
+    /// The key of the game's first `ply` moves (see [`Knowledge`]).
+    pub(crate) fn prefix_key(&self, ply: usize) -> u64 {
+        let moves = &self.game.moves()[..ply.min(self.game.moves().len())];
+        super::knowledge::prefix_keys(self.game.start(), moves)
+            .last()
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The keys of the game's prefixes, from the start (ply 0) to the
+    /// whole game.
+    pub(crate) fn prefix_keys(&self) -> Vec<u64> {
+        super::knowledge::prefix_keys(self.game.start(), self.game.moves())
+    }
+
+    /// Whether the engine should look at the whole game for the graph:
+    /// the person asked for move values, is reviewing, or the game is over.
+    pub(crate) fn graph_wanted(&self) -> bool {
+        self.hints || self.review.is_some() || self.game.outcome(self.rules).is_some()
+    }
+
+    /// Whether hints are shown for the position on view: it is being
+    /// reviewed, or it is the live position with a person to move.
+    pub(crate) fn hints_apply(&self) -> bool {
+        self.hints && (self.review.is_some() || !self.engine_to_move())
+    }
+
     /// Sends the engine what it needs next, if it is free: the new game's
-    /// setup, or a search when it is to move.
+    /// setup, a search when it is to move, or else the next question.
     fn pump(&mut self) {
+        self.preempt();
         if !matches!(self.link, Link::Idle) || self.process.is_none() {
             return;
         }
@@ -286,36 +461,203 @@ impl Session {
                 deadline: now + READY_TIMEOUT,
             };
         } else if self.engine_to_move() {
-            self.send(&self.game.position_command());
-            self.send(&format!("go movetime {}", self.movetime));
-            self.link = Link::Searching {
-                deadline: now + Duration::from_millis(self.movetime) + BESTMOVE_MARGIN,
-                stale: false,
-            };
-            self.analysis = Some(Analysis {
-                ply: self.game.moves().len(),
-                side: self.game.position().side_to_move(),
-                info: Info::default(),
-                done: false,
-            });
+            let ply = self.game.moves().len();
+            self.start_search(Purpose::Play, ply, 1);
+        } else if let Some(question) = self.next_question() {
+            match question {
+                Question::Solve(position) => self.start_solve(position),
+                Question::Search {
+                    purpose,
+                    ply,
+                    lines,
+                } => self.start_search(purpose, ply, lines),
+            }
         } else {
             return;
         }
         self.changed();
     }
 
-    /// Stops a search whose position is about to change; its `bestmove`
-    /// will be discarded.
+    /// Stops a question the engine is working on when something more
+    /// urgent waits: its own move, or a question about another position
+    /// than the one on view.
+    fn preempt(&mut self) {
+        let Link::Searching {
+            purpose,
+            key,
+            stale: false,
+            ..
+        } = self.link
+        else {
+            return;
+        };
+        let urgent = match purpose {
+            Purpose::Play => false,
+            Purpose::Graph => self.engine_to_move(),
+            Purpose::Hints | Purpose::Best | Purpose::Review => {
+                self.engine_to_move() || key != self.prefix_key(self.view_ply())
+            }
+        };
+        if urgent {
+            self.interrupt();
+        }
+    }
+
+    /// What to ask the engine next, most urgent first; `None` when there
+    /// is nothing to ask.
+    fn next_question(&self) -> Option<Question> {
+        let ply = self.view_ply();
+        let game = self.game_at(ply);
+        let over = game.outcome(self.rules).is_some();
+        let key = self.prefix_key(ply);
+        let position = *game.position();
+        if !over {
+            if self.best_asked.contains(&key) && !self.knowledge.has_best(key) {
+                return Some(Question::Search {
+                    purpose: Purpose::Best,
+                    ply,
+                    lines: 1,
+                });
+            }
+            if self.hints_apply() {
+                match self.solved(&position) {
+                    None if self.solve_supported => return Some(Question::Solve(position)),
+                    Some(solved) if solved != Solved::Unknown => {
+                        let unsolved = position
+                            .legal_moves()
+                            .as_slice()
+                            .iter()
+                            .map(|&mv| position.play(mv))
+                            .find(|child| self.solved(child).is_none());
+                        if let Some(child) = unsolved {
+                            return Some(Question::Solve(child));
+                        }
+                    }
+                    _ => {
+                        let lines = position.legal_moves().len().min(self.max_lines());
+                        if !self.knowledge.has_lines(key, lines) {
+                            return Some(Question::Search {
+                                purpose: Purpose::Hints,
+                                ply,
+                                lines,
+                            });
+                        }
+                    }
+                }
+            }
+            if self.review.is_some() && !self.knowledge.has_lines(key, 1) {
+                return Some(Question::Search {
+                    purpose: Purpose::Review,
+                    ply,
+                    lines: 1,
+                });
+            }
+        }
+        if self.graph_wanted() {
+            let keys = self.prefix_keys();
+            let mut game = Game::new(*self.game.start());
+            for (ply, key) in keys.into_iter().enumerate() {
+                if ply > 0 {
+                    game.play(self.game.moves()[ply - 1]);
+                }
+                if game.outcome(self.rules).is_some() {
+                    continue;
+                }
+                let position = *game.position();
+                match self.solved(&position) {
+                    None if self.solve_supported => return Some(Question::Solve(position)),
+                    Some(solved) if solved != Solved::Unknown => {}
+                    _ => {
+                        if !self.knowledge.has_lines(key, 1) {
+                            return Some(Question::Search {
+                                purpose: Purpose::Graph,
+                                ply,
+                                lines: 1,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// What `solve` said about `position` under the game's rules, if it
+    /// was asked.
+    pub(crate) fn solved(&self, position: &Position) -> Option<Solved> {
+        self.knowledge.solved(self.rules, position)
+    }
+
+    fn start_solve(&mut self, position: Position) {
+        self.send(&format!(
+            "position fen {}",
+            notation::format_position(&position)
+        ));
+        self.send("solve");
+        self.send("isready");
+        self.link = Link::Solving {
+            deadline: Instant::now() + SOLVE_TIMEOUT,
+            position: position.key(),
+            rules: self.rules,
+            answer: None,
+        };
+    }
+
+    /// Starts a search of the game after `ply` moves: the engine's own
+    /// move (at its level) or a question (at full strength), with `lines`
+    /// lines.
+    fn start_search(&mut self, purpose: Purpose, ply: usize, lines: usize) {
+        let game = self.game_at(ply);
+        let limited = purpose == Purpose::Play;
+        if let Some(strength) = self.strength() {
+            let level = if limited { self.level } else { None };
+            for (name, value) in strength.settings(level) {
+                self.set_option(&name, &value);
+            }
+        }
+        if lines > 1 || self.sent.iter().any(|(name, _)| name == "multipv") {
+            self.set_option("MultiPV", &lines.to_string());
+        }
+        let movetime = match purpose {
+            Purpose::Graph => self.movetime.min(GRAPH_MOVETIME),
+            _ => self.movetime,
+        };
+        self.send(&game.position_command());
+        self.send(&format!("go movetime {movetime}"));
+        let key = self.prefix_key(ply);
+        self.link = Link::Searching {
+            deadline: Instant::now() + Duration::from_millis(movetime) + BESTMOVE_MARGIN,
+            stale: false,
+            purpose,
+            key,
+            movetime,
+        };
+        let side = game.position().side_to_move();
+        self.knowledge.start(
+            key,
+            Report::new(purpose, ply, side, lines, !limited || self.level.is_none()),
+        );
+        if purpose == Purpose::Play {
+            self.latest_play = Some(key);
+        }
+    }
+
+    /// Stops a search whose position is about to change, or that is no
+    /// longer wanted; its `bestmove` will be discarded.
     fn interrupt(&mut self) {
-        if let Link::Searching { deadline, stale } = &mut self.link
+        if let Link::Searching {
+            deadline,
+            stale,
+            key,
+            ..
+        } = &mut self.link
             && !*stale
         {
             *stale = true;
             *deadline = (*deadline).min(Instant::now() + STOP_TIMEOUT);
+            let key = *key;
             self.send("stop");
-            if let Some(analysis) = &mut self.analysis {
-                analysis.done = true;
-            }
+            self.knowledge.finish(key, None);
         }
     }
 
@@ -341,34 +683,46 @@ impl Session {
                 self.advertised.push(spec);
             }
             Some(Reply::UciOk) if matches!(self.link, Link::Starting { .. }) => {
-                // The `--option` settings, checked against what this engine
-                // offers; one that does not fit is a fault of the setup.
-                let lines: Result<Vec<String>, String> = self
-                    .settings
-                    .iter()
-                    .map(|(name, value)| setoption_line(&self.advertised, name, value.as_deref()))
-                    .collect();
-                match lines {
-                    Ok(lines) => {
-                        for line in lines {
-                            self.send(&line);
-                        }
-                        self.link = Link::Idle;
-                    }
-                    Err(message) => {
-                        self.fault(format!("--option: {message}"));
-                        return;
-                    }
+                if let Err(message) = self.configure_engine() {
+                    self.fault(format!("--option: {message}"));
+                    return;
                 }
-            }
-            Some(Reply::ReadyOk) if matches!(self.link, Link::Syncing { .. }) => {
                 self.link = Link::Idle;
             }
+            Some(Reply::ReadyOk) => match self.link {
+                Link::Syncing { .. } => self.link = Link::Idle,
+                Link::Solving {
+                    position,
+                    rules,
+                    answer,
+                    ..
+                } => {
+                    if answer.is_none() {
+                        log::info!("the engine does not answer `solve`; not asking again");
+                        self.solve_supported = false;
+                    }
+                    let answer = answer.unwrap_or(Solved::Unknown);
+                    self.knowledge.store_solved(rules, position, answer);
+                    self.link = Link::Idle;
+                }
+                _ => return,
+            },
+            Some(Reply::Solve(solved)) => match &mut self.link {
+                Link::Solving { answer, .. } => *answer = Some(solved),
+                _ => return,
+            },
             Some(Reply::InfoString(text)) => {
                 log::info!("engine says: {text}");
                 self.engine_message = Some(text);
             }
-            Some(Reply::Info(info)) => self.on_info(info),
+            Some(Reply::Info(info)) => {
+                if let Link::Searching {
+                    stale: false, key, ..
+                } = self.link
+                {
+                    self.knowledge.record(key, info);
+                }
+            }
             Some(Reply::BestMove { mv, .. }) => self.on_bestmove(&mv),
             _ => {
                 log::debug!("ignored engine output: {line}");
@@ -379,28 +733,63 @@ impl Session {
         self.pump();
     }
 
-    fn on_info(&mut self, info: Info) {
-        if !matches!(self.link, Link::Searching { stale: false, .. })
-            || info.multipv.is_some_and(|rank| rank != 1)
-        {
-            return;
+    /// After `uciok`: the `--option` settings, checked against what this
+    /// engine offers (one that does not fit is a fault of the setup; a
+    /// level among them is where the page's level starts), and
+    /// win/draw/loss figures on, if the engine has them and the settings
+    /// do not say otherwise.
+    fn configure_engine(&mut self) -> Result<(), String> {
+        let lines: Vec<String> = self
+            .settings
+            .iter()
+            .map(|(name, value)| setoption_line(&self.advertised, name, value.as_deref()))
+            .collect::<Result<_, _>>()?;
+        for line in lines {
+            self.send(&line);
         }
-        if let Some(analysis) = &mut self.analysis {
-            analysis.info = info;
+        let given = |name: &str| {
+            self.settings
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .and_then(|(_, value)| value.clone())
+        };
+        // A level given on the command line is the page's first level.
+        if self.level.is_none() {
+            self.level = match self.strength() {
+                Some(Strength::Skill { name, max, .. }) => given(&name)
+                    .and_then(|value| value.trim().parse().ok())
+                    .filter(|&level| level < max),
+                Some(Strength::Elo { limit, elo, .. }) => given(&limit)
+                    .filter(|on| on.trim().eq_ignore_ascii_case("true"))
+                    .and_then(|_| given(&elo))
+                    .and_then(|value| value.trim().parse().ok()),
+                None => None,
+            };
         }
+        if given("UCI_ShowWDL").is_none() {
+            self.set_option("UCI_ShowWDL", "true");
+        }
+        Ok(())
     }
 
     /// `bestmove <text>`.
     fn on_bestmove(&mut self, text: &str) {
-        let Link::Searching { stale, .. } = self.link else {
+        let Link::Searching {
+            stale,
+            purpose,
+            key,
+            ..
+        } = self.link
+        else {
             log::warn!("the engine sent a bestmove without a search: {text}");
             return;
         };
         self.link = Link::Idle;
-        if let Some(analysis) = &mut self.analysis {
-            analysis.done = true;
-        }
         if stale {
+            return;
+        }
+        self.knowledge.finish(key, Some(text));
+        if purpose != Purpose::Play {
             return;
         }
         if let Err(error) = self.game.play_text(text, self.rules) {
@@ -423,13 +812,21 @@ impl Session {
                 "the engine did not answer `isready` within {} s",
                 READY_TIMEOUT.as_secs()
             )),
-            Link::Searching { deadline, stale } if now >= *deadline => Some(if *stale {
+            Link::Solving { deadline, .. } if now >= *deadline => Some(format!(
+                "the engine did not answer `solve` and `isready` within {} s",
+                SOLVE_TIMEOUT.as_secs()
+            )),
+            Link::Searching {
+                deadline,
+                stale,
+                movetime,
+                ..
+            } if now >= *deadline => Some(if *stale {
                 "the engine did not answer `stop` with a bestmove".to_string()
             } else {
                 format!(
-                    "the engine did not answer `go movetime {}` within {} ms",
-                    self.movetime,
-                    self.movetime + BESTMOVE_MARGIN.as_millis() as u64
+                    "the engine did not answer `go movetime {movetime}` within {} ms",
+                    movetime + BESTMOVE_MARGIN.as_millis() as u64
                 )
             }),
             _ => None,
@@ -442,8 +839,8 @@ impl Session {
     /// `POST /api/new`.
     ///
     /// # Errors
-    /// 400 for a size, rules, side or move time out of range; nothing
-    /// changes then.
+    /// 400 for a size, rules, side, move time or level out of range, 409
+    /// for a level the engine cannot play; nothing changes then.
     pub fn new_game(&mut self, request: NewGame) -> Result<(), ApiError> {
         let size = request.size.unwrap_or(self.game.start().size());
         board::check_size(size).map_err(|error| ApiError::bad_request(error.to_string()))?;
@@ -452,12 +849,16 @@ impl Session {
             Some(name) => parse_rules(name)?,
         };
         let movetime = check_movetime(request.movetime.unwrap_or(self.movetime))?;
+        let level = match &request.level {
+            None => self.level,
+            Some(level) => check_level(self.strength(), level)?,
+        };
         self.interrupt();
-        self.game = Game::new(Position::start(size));
         self.rules = rules;
         self.engine_side = request.engine.unwrap_or(self.engine_side);
         self.movetime = movetime;
-        self.new_game_started();
+        self.level = level;
+        self.start_game(Game::new(Position::start(size)));
         Ok(())
     }
 
@@ -473,14 +874,61 @@ impl Session {
             Some(name) => parse_rules(name)?,
         };
         self.interrupt();
-        self.game = Game::new(start);
         self.rules = rules;
-        self.new_game_started();
+        self.start_game(Game::new(start));
         Ok(())
     }
 
-    fn new_game_started(&mut self) {
-        self.analysis = None;
+    /// `POST /api/import`: a new game from a game record (the moves
+    /// played, the rule its `Rules` tag names).
+    ///
+    /// # Errors
+    /// 400 for a record that cannot be read, saying where and why; nothing
+    /// changes then.
+    pub fn import(&mut self, record: &str) -> Result<(), ApiError> {
+        let read = pgn::read_game(record)
+            .map_err(|error| ApiError::bad_request(format!("bad game record: {error}")))?;
+        let plies = read.game.moves().len();
+        let mut note = format!(
+            "{plies} move{} on {n} x {n}, {} rule",
+            if plies == 1 { "" } else { "s" },
+            read.rules.name(),
+            n = read.game.start().size()
+        );
+        if let (Some(black), Some(white)) = (read.tag("Black"), read.tag("White")) {
+            note.push_str(&format!(", {black} (Black) v {white} (White)"));
+        }
+        let finished = read.game.outcome(read.rules).is_some();
+        match read.result.as_deref() {
+            Some(result) if result != "*" && !finished => note.push_str(&format!(
+                "; recorded result {result}{}, but the position is not the end of the game",
+                read.tag("Termination")
+                    .map(|why| format!(" ({why})"))
+                    .unwrap_or_default()
+            )),
+            _ => {}
+        }
+        self.interrupt();
+        self.rules = read.rules;
+        self.start_game(read.game);
+        self.imported = Some(note);
+        Ok(())
+    }
+
+    /// `GET /api/export`: the game as a record in the format of
+    /// `dodgem match --pgn`.
+    pub fn export(&self) -> String {
+        view::record(self)
+    }
+
+    /// Replaces the game; the engine starts it afresh.
+    fn start_game(&mut self, game: Game) {
+        self.game = game;
+        self.imported = None;
+        self.review = None;
+        self.best_asked.clear();
+        self.knowledge.forget_searches();
+        self.latest_play = None;
         self.needs_new_game = true;
         self.changed();
         self.pump();
@@ -489,13 +937,30 @@ impl Session {
     /// `POST /api/config`.
     ///
     /// # Errors
-    /// 400 for a move time out of range; nothing changes then.
+    /// 400 for a move time or level out of range, 409 for a level the
+    /// engine cannot play; nothing changes then.
     pub fn configure(&mut self, request: Config) -> Result<(), ApiError> {
         let movetime = check_movetime(request.movetime.unwrap_or(self.movetime))?;
+        let level = match &request.level {
+            None => self.level,
+            Some(level) => check_level(self.strength(), level)?,
+        };
         self.movetime = movetime;
+        self.level = level;
+        if let Some(hints) = request.hints {
+            self.hints = hints;
+        }
         if let Some(side) = request.engine {
             self.engine_side = side;
-            if !self.engine_to_move() {
+            if !self.engine_to_move()
+                && matches!(
+                    self.link,
+                    Link::Searching {
+                        purpose: Purpose::Play,
+                        ..
+                    }
+                )
+            {
                 self.interrupt();
             }
         }
@@ -544,7 +1009,77 @@ impl Session {
                 break;
             }
         }
-        self.analysis = None;
+        self.after_truncation();
+        Ok(())
+    }
+
+    /// The game lost its last moves: a review beyond it ends.
+    fn after_truncation(&mut self) {
+        if self
+            .review
+            .is_some_and(|ply| ply >= self.game.moves().len())
+        {
+            self.review = None;
+        }
+        self.changed();
+        self.pump();
+    }
+
+    /// `POST /api/review`: shows the position after `ply` moves (`None`,
+    /// or the last ply: the live game).
+    ///
+    /// # Errors
+    /// 400 for a ply beyond the game.
+    pub fn set_review(&mut self, ply: Option<usize>) -> Result<(), ApiError> {
+        let plies = self.game.moves().len();
+        if let Some(ply) = ply.filter(|&ply| ply > plies) {
+            return Err(ApiError::bad_request(format!(
+                "ply {ply} is beyond the game ({plies} moves)"
+            )));
+        }
+        self.review = ply.filter(|&ply| ply < plies);
+        self.changed();
+        self.pump();
+        Ok(())
+    }
+
+    /// `POST /api/playon`: the game goes on from the position under
+    /// review; the moves after it are dropped.
+    ///
+    /// # Errors
+    /// 409 when no position is under review.
+    pub fn play_on(&mut self) -> Result<(), ApiError> {
+        let Some(ply) = self.review else {
+            return Err(ApiError::conflict(
+                "no earlier position is on show: pick a move in the list first",
+            ));
+        };
+        self.interrupt();
+        while self.game.moves().len() > ply {
+            self.game.undo();
+        }
+        self.review = None;
+        self.after_truncation();
+        Ok(())
+    }
+
+    /// `POST /api/best`: asks the engine for its best move in the position
+    /// on show.
+    ///
+    /// # Errors
+    /// 409 when the game is over there; 503 when the engine is not running.
+    pub fn ask_best(&mut self) -> Result<(), ApiError> {
+        if let Link::Dead { message } = &self.link {
+            return Err(ApiError::no_engine(message));
+        }
+        let ply = self.view_ply();
+        if let Some(outcome) = self.game_at(ply).outcome(self.rules) {
+            return Err(ApiError::conflict(format!(
+                "the game is over here ({outcome}): there is no move to suggest"
+            )));
+        }
+        let key = self.prefix_key(ply);
+        self.best_asked.insert(key);
         self.changed();
         self.pump();
         Ok(())
@@ -555,7 +1090,9 @@ impl Session {
     /// # Errors
     /// 503 when the engine cannot be started.
     pub fn restart(&mut self) -> Result<(), ApiError> {
-        self.analysis = None;
+        if let Link::Searching { key, .. } = self.link {
+            self.knowledge.finish(key, None);
+        }
         self.spawn_engine().map_err(|error| ApiError {
             status: 503,
             message: format!("cannot start the engine `{}`: {error}", self.command),
@@ -564,52 +1101,23 @@ impl Session {
 
     /// `GET /api/state`.
     pub fn state(&self) -> State {
-        let game = &self.game;
-        let position = game.position();
-        let outcome = game.outcome(self.rules);
-        let turn = match outcome {
-            Some(_) => "over",
-            None if self.engine_to_move() => "engine",
-            None => "human",
-        };
-        let (status, message) = match &self.link {
-            Link::Starting { .. } | Link::Syncing { .. } => ("starting", None),
-            Link::Idle => ("ready", None),
-            Link::Searching { stale: false, .. } => ("thinking", None),
-            Link::Searching { stale: true, .. } => ("stopping", None),
-            Link::Dead { message } => ("dead", Some(message.clone())),
-        };
-        State {
-            version: self.version,
-            size: position.size(),
-            rules: self.rules.name(),
-            engine_side: self.engine_side,
-            movetime: self.movetime,
-            start: notation::format_position(game.start()),
-            position: notation::format_position(position),
-            side_to_move: color_name(position.side_to_move()),
-            black: cars(position, Color::Black),
-            white: cars(position, Color::White),
-            black_off: position.cars_off(Color::Black),
-            white_off: position.cars_off(Color::White),
-            moves: game
-                .moves()
-                .iter()
-                .map(|&mv| notation::format_move(Some(mv)))
-                .collect(),
-            legal_moves: game.legal_moves(self.rules),
-            turn,
-            result: outcome.map(GameResult::new),
-            engine: EngineState {
-                command: self.command.to_string(),
-                name: self.engine_name.clone(),
-                status,
-                message,
-                last_info_string: self.engine_message.clone(),
-                pid: self.process.as_ref().map(EngineProcess::id),
-            },
-            analysis: self.analysis.as_ref().map(AnalysisState::new),
+        view::state(self)
+    }
+
+    /// The tree panel's position: the game after `ply` moves (the ply on
+    /// show when `None`), with the rules and the ply.
+    ///
+    /// # Errors
+    /// 400 for a ply beyond the game.
+    pub fn position_at(&self, ply: Option<usize>) -> Result<(Position, Rules, usize), ApiError> {
+        let plies = self.game.moves().len();
+        let ply = ply.unwrap_or(self.view_ply());
+        if ply > plies {
+            return Err(ApiError::bad_request(format!(
+                "ply {ply} is beyond the game ({plies} moves)"
+            )));
         }
+        Ok((*self.game_at(ply).position(), self.rules, ply))
     }
 }
 
@@ -628,141 +1136,4 @@ fn check_movetime(movetime: u64) -> Result<u64, ApiError> {
             MOVETIME_RANGE.end()
         )))
     }
-}
-
-fn color_name(color: Color) -> &'static str {
-    match color {
-        Color::Black => "black",
-        Color::White => "white",
-    }
-}
-
-/// The squares of one side's cars.
-fn cars(position: &Position, color: Color) -> Vec<String> {
-    let bits = position.cars(color);
-    (0..64u8)
-        .filter(|&sq| bits & (1u64 << sq) != 0)
-        .map(notation::format_square)
-        .collect()
-}
-
-/// The whole state the page shows, as JSON.
-#[derive(Debug, Serialize)]
-pub struct State {
-    pub version: u64,
-    pub size: usize,
-    pub rules: &'static str,
-    pub engine_side: EngineSide,
-    /// Engine time per move, in ms.
-    pub movetime: u64,
-    /// The position string the game started from.
-    pub start: String,
-    /// The current position string.
-    pub position: String,
-    pub side_to_move: &'static str,
-    /// Squares of the cars on the board.
-    pub black: Vec<String>,
-    pub white: Vec<String>,
-    /// Cars driven off the board.
-    pub black_off: usize,
-    pub white_off: usize,
-    pub moves: Vec<String>,
-    /// Sorted; empty once the game is over.
-    pub legal_moves: Vec<String>,
-    /// `human`, `engine` or `over`.
-    pub turn: &'static str,
-    pub result: Option<GameResult>,
-    pub engine: EngineState,
-    pub analysis: Option<AnalysisState>,
-}
-
-/// How a game ended.
-#[derive(Debug, Serialize)]
-pub struct GameResult {
-    /// `black`, `white`, or `None` for a draw.
-    pub winner: Option<&'static str>,
-    /// `cars_off`, `blocked` or `repetition`.
-    pub reason: &'static str,
-    /// A sentence for people.
-    pub text: String,
-}
-
-impl GameResult {
-    fn new(outcome: Outcome) -> GameResult {
-        let reason = match outcome {
-            Outcome::Win(_, WinReason::AllCarsOff) => "cars_off",
-            Outcome::Win(_, WinReason::Blocked(_)) => "blocked",
-            Outcome::DrawByRepetition => "repetition",
-        };
-        GameResult {
-            winner: outcome.winner().map(color_name),
-            reason,
-            text: outcome.to_string(),
-        }
-    }
-}
-
-/// The engine process as the page sees it.
-#[derive(Debug, Serialize)]
-pub struct EngineState {
-    pub command: String,
-    /// From its `id name` line.
-    pub name: Option<String>,
-    /// `starting`, `ready`, `thinking`, `stopping` or `dead`.
-    pub status: &'static str,
-    /// Why the engine is `dead`.
-    pub message: Option<String>,
-    pub last_info_string: Option<String>,
-    pub pid: Option<u32>,
-}
-
-/// The engine's latest search report.
-#[derive(Debug, Serialize)]
-pub struct AnalysisState {
-    /// Moves played before the searched position.
-    pub ply: usize,
-    /// The side to move in the searched position: the score's point of view.
-    pub side: &'static str,
-    /// The search has finished (or was stopped).
-    pub done: bool,
-    pub depth: Option<u32>,
-    pub seldepth: Option<u32>,
-    pub score: Option<ScoreState>,
-    pub nodes: Option<u64>,
-    pub nps: Option<u64>,
-    /// Milliseconds since `go`.
-    pub time: Option<u64>,
-    pub pv: Vec<String>,
-}
-
-impl AnalysisState {
-    fn new(analysis: &Analysis) -> AnalysisState {
-        let info = &analysis.info;
-        AnalysisState {
-            ply: analysis.ply,
-            side: color_name(analysis.side),
-            done: analysis.done,
-            depth: info.depth,
-            seldepth: info.seldepth,
-            score: info.score.map(|score| match score {
-                Score::Cp(value) => ScoreState { kind: "cp", value },
-                Score::Mate(value) => ScoreState {
-                    kind: "mate",
-                    value,
-                },
-            }),
-            nodes: info.nodes,
-            nps: info.nps,
-            time: info.time,
-            pv: info.pv.clone(),
-        }
-    }
-}
-
-/// A score from the searched side's point of view: `cp` units or `mate`
-/// in moves of its own (negative: it loses).
-#[derive(Debug, Serialize)]
-pub struct ScoreState {
-    pub kind: &'static str,
-    pub value: i64,
 }

@@ -3,9 +3,10 @@
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::board::Color;
-use crate::notation::format_position;
-use crate::protocol::escape;
+use crate::board::{Color, MAX_SIZE, MIN_SIZE, Position, Rules, UnknownRules, check_size};
+use crate::game::Game;
+use crate::notation::{format_position, parse_position};
+use crate::protocol::{escape, quote};
 
 use super::record::GameRecord;
 
@@ -61,9 +62,16 @@ fn comment(text: &str) -> String {
     format!("{{{}}}", escape(&text.replace('{', "(").replace('}', ")")))
 }
 
+/// One move of a record and the comment after it, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordMove {
+    /// In protocol notation.
+    pub mv: String,
+    pub comment: Option<String>,
+}
+
 /// The record of one game, ending with a blank line.
 pub fn format_game(header: &Header, game: &GameRecord) -> String {
-    let mut out = String::new();
     let tags = [
         ("Event", header.event.clone()),
         ("Date", header.date.clone()),
@@ -78,37 +86,72 @@ pub fn format_game(header: &Header, game: &GameRecord) -> String {
         ("Termination", game.termination.name().to_string()),
         ("PlyCount", game.moves.len().to_string()),
     ];
+    let moves: Vec<RecordMove> = game
+        .moves
+        .iter()
+        .map(|mv| {
+            let mut note = String::new();
+            if let Some(score) = mv.score {
+                note.push_str(&score.to_string());
+                if let Some(depth) = mv.depth {
+                    let _ = write!(note, "/{depth}");
+                }
+                note.push(' ');
+            }
+            let _ = write!(note, "{:.3}s", mv.time.as_secs_f64());
+            RecordMove {
+                mv: mv.mv.clone(),
+                comment: Some(note),
+            }
+        })
+        .collect();
+    write_record(
+        &tags,
+        game.start.side_to_move(),
+        &moves,
+        Some(&game.detail),
+        game.result.pgn(),
+    )
+}
+
+/// A record from its parts: the tags in order, the moves from a start
+/// with `first` to move (numbered per pair, Black first), a closing
+/// comment, and the result token (`1-0`, `0-1`, `1/2-1/2`, or `*` for a
+/// game still going on). Ends with a blank line.
+pub fn write_record(
+    tags: &[(&str, String)],
+    first: Color,
+    moves: &[RecordMove],
+    ending: Option<&str>,
+    result: &str,
+) -> String {
+    let mut out = String::new();
     for (name, value) in tags {
-        let _ = writeln!(out, "[{name} \"{}\"]", tag_value(&value));
+        let _ = writeln!(out, "[{name} \"{}\"]", tag_value(value));
     }
     out.push('\n');
     let mut tokens = Vec::new();
-    let mut side = game.start.side_to_move();
+    let mut side = first;
     let mut number = 1;
-    for (i, mv) in game.moves.iter().enumerate() {
+    for (i, mv) in moves.iter().enumerate() {
         // A move number and its move stay on one line.
         tokens.push(match side {
             Color::Black => format!("{number}. {}", mv.mv),
             Color::White if i == 0 => format!("{number}... {}", mv.mv),
             Color::White => mv.mv.clone(),
         });
-        let mut note = String::new();
-        if let Some(score) = mv.score {
-            note.push_str(&score.to_string());
-            if let Some(depth) = mv.depth {
-                let _ = write!(note, "/{depth}");
-            }
-            note.push(' ');
+        if let Some(note) = &mv.comment {
+            tokens.push(comment(note));
         }
-        let _ = write!(note, "{:.3}s", mv.time.as_secs_f64());
-        tokens.push(comment(&note));
         if side == Color::White {
             number += 1;
         }
         side = side.other();
     }
-    tokens.push(comment(&game.detail));
-    tokens.push(game.result.pgn().to_string());
+    if let Some(ending) = ending {
+        tokens.push(comment(ending));
+    }
+    tokens.push(result.to_string());
     let mut line = String::new();
     for token in tokens {
         if !line.is_empty() && line.len() + 1 + token.len() > LINE_WIDTH {
@@ -124,6 +167,280 @@ pub fn format_game(header: &Header, game: &GameRecord) -> String {
     out.push_str(&line);
     out.push_str("\n\n");
     out
+}
+
+/// A game read back from a record ([`read_game`]).
+#[derive(Clone, Debug)]
+pub struct ReadGame {
+    /// Every tag, in order, values unescaped.
+    pub tags: Vec<(String, String)>,
+    pub rules: Rules,
+    /// The start (the `FEN` tag, else the `BoardSize` start) and every
+    /// move, checked and played.
+    pub game: Game,
+    /// The result token (`1-0`, `0-1`, `1/2-1/2`, `*`), if the record has
+    /// one.
+    pub result: Option<String>,
+}
+
+impl ReadGame {
+    /// The value of tag `name` (case-sensitive, as PGN's are).
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        self.tags
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Why a record could not be read: what is wrong, and on which line (1
+/// is the first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+/// One token of a record, with its line.
+#[derive(Debug)]
+enum Token {
+    Tag(String, String),
+    Comment,
+    Number,
+    Result(String),
+    Move(String),
+}
+
+/// Splits a record into tokens.
+fn tokens(text: &str) -> Result<Vec<(usize, Token)>, RecordError> {
+    let mut out = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    let mut line = 1;
+    let error = |line, message: String| Err(RecordError { line, message });
+    while let Some(&(at, c)) = chars.peek() {
+        match c {
+            '\n' => {
+                line += 1;
+                chars.next();
+            }
+            c if c.is_whitespace() => {
+                chars.next();
+            }
+            '[' => {
+                let end = text[at..].find(['\n', ']']).map(|i| at + i);
+                let Some(end) = end.filter(|&end| text[end..].starts_with(']')) else {
+                    return error(line, "a tag without its closing `]`".into());
+                };
+                let inner = text[at + 1..end].trim();
+                let (name, value) = inner.split_once(char::is_whitespace).unwrap_or((inner, ""));
+                let value = value.trim();
+                let unquoted = value
+                    .strip_prefix('"')
+                    .and_then(|v| v.strip_suffix('"'))
+                    .filter(|_| value.len() >= 2);
+                let (Some(unquoted), false) = (unquoted, name.is_empty()) else {
+                    return error(
+                        line,
+                        format!(
+                            "a tag is written [Name \"value\"], not [{}]",
+                            quote_text(inner)
+                        ),
+                    );
+                };
+                out.push((line, Token::Tag(name.to_string(), unescape(unquoted))));
+                while chars.peek().is_some_and(|&(i, _)| i <= end) {
+                    chars.next();
+                }
+            }
+            '{' => {
+                let start = line;
+                loop {
+                    match chars.next() {
+                        Some((_, '}')) => break,
+                        Some((_, '\n')) => line += 1,
+                        Some(_) => {}
+                        None => return error(start, "a comment `{` that is never closed".into()),
+                    }
+                }
+                out.push((start, Token::Comment));
+            }
+            ';' => {
+                while chars.peek().is_some_and(|&(_, c)| c != '\n') {
+                    chars.next();
+                }
+            }
+            '}' | ']' => return error(line, format!("a `{c}` with nothing open")),
+            _ => {
+                let rest = &text[at..];
+                let end = rest
+                    .find(|c: char| c.is_whitespace() || "[]{};".contains(c))
+                    .unwrap_or(rest.len());
+                let word = &rest[..end];
+                for _ in word.chars() {
+                    chars.next();
+                }
+                // `12.`, `12...`, or a number glued to its move (`12.a3b3`).
+                let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+                let dots = word[digits..].bytes().take_while(|&b| b == b'.').count();
+                let token = match word {
+                    "1-0" | "0-1" | "1/2-1/2" | "*" => Token::Result(word.to_string()),
+                    _ if digits > 0 && dots > 0 => {
+                        out.push((line, Token::Number));
+                        let glued = &word[digits + dots..];
+                        if glued.is_empty() {
+                            continue;
+                        }
+                        Token::Move(glued.to_string())
+                    }
+                    _ => Token::Move(word.to_string()),
+                };
+                out.push((line, token));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A tag value as written, with `\"` and `\\` read back.
+fn unescape(value: &str) -> String {
+    let mut out = String::new();
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Text quoted back in a message, control characters escaped and cut
+/// short.
+fn quote_text(text: &str) -> String {
+    let short: String = text.chars().take(60).collect();
+    let cut = if short.len() < text.len() { "..." } else { "" };
+    format!("{}{cut}", quote(&short))
+}
+
+/// Reads one game from a record in the format [`write_record`] writes
+/// (as `dodgem match --pgn` and the GUI's export do): tags, then moves
+/// with optional numbers and `{comments}`, then a result. The start is the
+/// `FEN` tag, else the start of the `BoardSize` board; the rule is the
+/// `Rules` tag (textbook when absent). Every move is checked and played;
+/// other tags are kept as they are.
+///
+/// # Errors
+/// A [`RecordError`] naming the line and what is wrong: an empty record,
+/// malformed tags or comments, a bad `FEN`, `BoardSize` or `Rules`, an
+/// illegal move (numbered from 1), a move after the end of the game, or
+/// more than one game.
+pub fn read_game(text: &str) -> Result<ReadGame, RecordError> {
+    let tokens = tokens(text)?;
+    if tokens.is_empty() {
+        return Err(RecordError {
+            line: 1,
+            message: "the record is empty".into(),
+        });
+    }
+    let mut tags = Vec::new();
+    let mut moves: Vec<(usize, String)> = Vec::new();
+    let mut result = None;
+    for (line, token) in tokens {
+        if result.is_some() {
+            return Err(RecordError {
+                line,
+                message: "more than one game: import one game at a time".into(),
+            });
+        }
+        match token {
+            Token::Tag(name, value) if moves.is_empty() => tags.push((line, name, value)),
+            Token::Tag(name, _) => {
+                return Err(RecordError {
+                    line,
+                    message: format!("tag {} after the moves", quote_text(&name)),
+                });
+            }
+            Token::Comment | Token::Number => {}
+            Token::Result(token) => result = Some(token),
+            Token::Move(mv) => moves.push((line, mv)),
+        }
+    }
+    let find = |name: &str| tags.iter().find(|(_, n, _)| n == name);
+    let size = match find("BoardSize") {
+        Some((line, _, value)) => Some(
+            value
+                .parse::<usize>()
+                .ok()
+                .and_then(|size| check_size(size).ok())
+                .ok_or_else(|| RecordError {
+                    line: *line,
+                    message: format!(
+                        "BoardSize {} is not a board size ({MIN_SIZE} to {MAX_SIZE})",
+                        quote_text(value)
+                    ),
+                })?,
+        ),
+        None => None,
+    };
+    let start = match find("FEN") {
+        Some((line, _, value)) => {
+            let start = parse_position(value).map_err(|error| RecordError {
+                line: *line,
+                message: format!("FEN {}: {error}", quote_text(value)),
+            })?;
+            if size.is_some_and(|size| size != start.size()) {
+                return Err(RecordError {
+                    line: *line,
+                    message: format!(
+                        "FEN is a {n} x {n} position but BoardSize says {}",
+                        size.unwrap_or_default(),
+                        n = start.size()
+                    ),
+                });
+            }
+            start
+        }
+        None => match size {
+            Some(size) => Position::start(size),
+            None => {
+                return Err(RecordError {
+                    line: 1,
+                    message: "no FEN or BoardSize tag: the start position is unknown".into(),
+                });
+            }
+        },
+    };
+    let rules = match find("Rules") {
+        Some((line, _, value)) => value.parse().map_err(|error: UnknownRules| RecordError {
+            line: *line,
+            message: error.to_string(),
+        })?,
+        None => Rules::Textbook,
+    };
+    let mut game = Game::new(start);
+    for (index, (line, mv)) in moves.iter().enumerate() {
+        game.play_text(mv, rules).map_err(|error| RecordError {
+            line: *line,
+            message: format!("move {} ({}): {error}", index + 1, quote_text(mv)),
+        })?;
+    }
+    Ok(ReadGame {
+        tags: tags.into_iter().map(|(_, n, v)| (n, v)).collect(),
+        rules,
+        game,
+        result,
+    })
 }
 
 #[cfg(test)]
@@ -212,6 +529,69 @@ mod tests {
         assert!(
             text.contains("\n1... b2b3 {0.005s} {Black (A) played (x)} 1-0\n"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn records_read_back() {
+        let header = Header {
+            event: "test".into(),
+            date: "2026.01.02".into(),
+            time_control: "2+0.02".into(),
+        };
+        let game = record(
+            Position::start(3),
+            &[
+                ("a3b3", 153, Some(Score::Cp(38))),
+                ("b1b2", 20, Some(Score::Mate(-9))),
+                ("a2a1", 1, None),
+            ],
+        );
+        let read = read_game(&format_game(&header, &game)).unwrap();
+        assert_eq!(read.tag("Black"), Some("A \"quoted\""));
+        assert_eq!(read.rules, Rules::Textbook);
+        assert_eq!(read.result.as_deref(), Some("1-0"));
+        assert_eq!(
+            read.game.position_command(),
+            "position fen B2/B2/1WW b moves a3b3 b1b2 a2a1"
+        );
+        // White first, numbers glued to moves, `;` comments, no result.
+        let text = "[FEN \"1B1/BW1/2W w\"]\n[Rules \"classic\"]\n; a note\n1...c1c2 {x\ny} 2.b3c3";
+        let read = read_game(text).unwrap();
+        assert_eq!(read.rules, Rules::Classic);
+        assert_eq!(read.game.moves().len(), 2);
+        assert_eq!(read.result, None);
+        // The BoardSize start when there is no FEN.
+        let read = read_game("[BoardSize \"4\"] 1. a4b4 *").unwrap();
+        assert_eq!(format_position(read.game.start()), "B3/B3/B3/1WWW b");
+    }
+
+    #[test]
+    fn bad_records_say_what_and_where() {
+        let error = |text: &str| read_game(text).unwrap_err().to_string();
+        assert_eq!(error(""), "line 1: the record is empty");
+        assert_eq!(error(" \n "), "line 1: the record is empty");
+        assert!(error("1. a3b3").contains("no FEN or BoardSize tag"));
+        assert!(
+            error("[BoardSize \"3\"]\n\n1. a3b3 b1b2 2. a3b3")
+                .starts_with("line 3: move 3 ('a3b3'): move a3b3 is illegal")
+        );
+        assert!(error("[FEN \"B2/B2 b\"]").starts_with("line 1: FEN 'B2/B2 b': "));
+        assert!(error("[BoardSize \"9\"]").contains("BoardSize '9' is not a board size (3 to 8)"));
+        assert!(error("[BoardSize \"4\"]\n[FEN \"B2/B2/1WW b\"]").contains("BoardSize says 4"));
+        assert!(error("[BoardSize \"3\"][Rules \"house\"]").contains("unknown rules 'house'"));
+        assert!(error("[BoardSize 3]").contains("a tag is written [Name \"value\"]"));
+        assert!(error("[BoardSize \"3\"\n1. a3b3").contains("closing `]`"));
+        assert!(error("[BoardSize \"3\"] 1. a3b3 {oops").contains("never closed"));
+        assert!(
+            error("[BoardSize \"3\"] 1. a3b3 *\n\n[BoardSize \"3\"]")
+                .starts_with("line 3: more than one game")
+        );
+        assert!(error("[BoardSize \"3\"] 1. a3b3 [Rules \"classic\"]").contains("after the moves"));
+        assert!(error("[BoardSize \"3\"] 1. zz").contains("move 1 ('zz')"));
+        // A move after the end of the game.
+        assert!(
+            error("[FEN \"2B/3/W2 b\"] 1. c3d3 a1a2").contains("move 2 ('a1a2'): the game is over")
         );
     }
 

@@ -13,6 +13,7 @@
 mod ordering;
 mod params;
 mod tablebase;
+pub mod textbook;
 pub mod thread;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,6 +67,8 @@ pub struct Settings {
     pub move_overhead: Duration,
     /// Play from a solved table where one covers the board.
     pub tablebase: bool,
+    /// The engine's own search, or a plain textbook one.
+    pub algorithm: textbook::Algorithm,
 }
 
 impl Default for Settings {
@@ -163,6 +166,10 @@ pub fn search(
     signals: &Signals,
     report: &mut dyn FnMut(Info),
 ) -> SearchResult {
+    let algorithm = request.settings.algorithm;
+    if algorithm != textbook::Algorithm::Engine {
+        return textbook::search(algorithm, request, signals, report);
+    }
     let probe = (request.tablebase.root.as_ref())
         .and_then(|table| tablebase::probe_root(request, table, &signals.stop));
     match probe {

@@ -30,6 +30,7 @@ pub struct TableUse {
 /// table scores and any mate: the tables know the result there, not the
 /// distance to the end.
 pub(super) const TB_WIN: i32 = 28_000;
+const _: () = assert!(TB_WIN - MAX_PLY as i32 >= crate::score::TABLE_WIN_BOUND);
 
 /// Probes inside one search thread's search: the tables of the board, the
 /// most cars first, each with this thread's view of its win/draw/loss
@@ -155,6 +156,8 @@ pub(super) fn layered_score(value: Dtz) -> i32 {
 pub(super) const TABLE_WIN: i32 = 30_000;
 /// Distances beyond this score as this one.
 const MAX_TABLE_DISTANCE: u32 = 1_000;
+const _: () =
+    assert!(TABLE_WIN - MAX_TABLE_DISTANCE as i32 > TB_WIN && TABLE_WIN < crate::score::MATE_BOUND);
 
 /// Ranks the root moves with tables that cover the root: a decided root
 /// is played at once (the winner never cycles, the loser delays), a drawn

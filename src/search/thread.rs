@@ -299,7 +299,10 @@ fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Faul
             if fault == Some(Fault::Panic) {
                 panic!("DODGEM_DEBUG_FAULT=panic: the search panics on purpose");
             }
-            if request.settings.tablebase {
+            // The textbook algorithms use no table.
+            if request.settings.tablebase
+                && request.settings.algorithm == super::textbook::Algorithm::Engine
+            {
                 let tablebases = shared.tablebases.read().clone();
                 request.tablebase = tables_for(&tablebases, &request, &shared.signals.stop);
             }
