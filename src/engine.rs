@@ -391,6 +391,7 @@ impl<W: Write> Engine<W> {
             Change::Ponder(on) => self.options.ponder = on,
             Change::MultiPv(lines) => self.options.multipv = lines,
             Change::Tablebase(on) => self.options.tablebase = on,
+            Change::Threads(threads) => self.options.threads = threads,
             Change::TablebasePath(list) => {
                 self.options.tablebase_path.clone_from(&list);
                 self.loads += 1;

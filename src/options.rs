@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::board::{MAX_MOVES, MAX_SIZE, MIN_SIZE, Rules};
 use crate::eval::Evaluation;
 use crate::protocol::quote;
-use crate::search::Settings;
+use crate::search::{MAX_THREADS, Settings};
 use crate::tt::TranspositionTable;
 
 /// Every option's default: the one place they are written.
@@ -26,6 +26,7 @@ pub mod defaults {
     pub const TABLEBASE: bool = true;
     /// No table files.
     pub const TABLEBASE_PATH: &str = "";
+    pub const THREADS: usize = 1;
 }
 
 /// Largest `Move Overhead`, in milliseconds.
@@ -48,6 +49,8 @@ pub struct Options {
     pub tablebase: bool,
     /// Table files to load (`TablebasePath`), separated as in `PATH`.
     pub tablebase_path: String,
+    /// Search threads.
+    pub threads: usize,
 }
 
 impl Default for Options {
@@ -62,6 +65,7 @@ impl Default for Options {
             multipv: defaults::MULTIPV,
             tablebase: defaults::TABLEBASE,
             tablebase_path: defaults::TABLEBASE_PATH.to_string(),
+            threads: defaults::THREADS,
         }
     }
 }
@@ -75,6 +79,7 @@ impl Options {
             multipv: self.multipv,
             move_overhead: self.move_overhead,
             tablebase: self.tablebase,
+            threads: self.threads,
         }
     }
 }
@@ -92,6 +97,7 @@ pub enum Change {
     MultiPv(usize),
     Tablebase(bool),
     TablebasePath(String),
+    Threads(usize),
 }
 
 /// One option: its name, its kind with default and range or choices, and
@@ -134,7 +140,7 @@ const RULE_NAMES: [&str; 2] = [Rules::ALL[0].name(), Rules::ALL[1].name()];
 const EVALUATION_NAMES: [&str; 2] = [Evaluation::ALL[0].name(), Evaluation::ALL[1].name()];
 
 /// Every option, in the order `uci` lists them.
-pub const TABLE: [Spec; 10] = [
+pub const TABLE: [Spec; 11] = [
     Spec {
         name: "Hash",
         kind: Kind::Spin {
@@ -212,6 +218,15 @@ pub const TABLE: [Spec; 10] = [
         kind: Kind::String {
             default: defaults::TABLEBASE_PATH,
             change: Change::TablebasePath,
+        },
+    },
+    Spec {
+        name: "Threads",
+        kind: Kind::Spin {
+            default: defaults::THREADS as u64,
+            min: 1,
+            max: MAX_THREADS as u64,
+            change: |threads| Change::Threads(threads as usize),
         },
     },
 ];
@@ -444,9 +459,12 @@ mod tests {
             check("TablebasePath", Some("<empty>")),
             Ok(Change::TablebasePath(String::new()))
         );
+        assert_eq!(check("Threads", Some("2")), Ok(Change::Threads(2)));
+        assert!(check("Threads", Some("0")).is_err());
+        assert!(check("Threads", Some("65")).is_err());
         assert_eq!(
-            check("Threads", Some("2")),
-            Err(OptionError::Unknown("Threads".to_string()))
+            check("Thread", Some("2")),
+            Err(OptionError::Unknown("Thread".to_string()))
         );
     }
 
@@ -469,7 +487,11 @@ mod tests {
             message("Ponder", Some("yes")),
             "bad value 'yes' for option Ponder (expected true or false)"
         );
-        assert_eq!(message("Threads", None), "unknown option 'Threads'");
+        assert_eq!(message("Thread", None), "unknown option 'Thread'");
+        assert_eq!(
+            message("Threads", Some("0")),
+            "bad value '0' for option Threads (expected a whole number from 1 to 64)"
+        );
     }
 
     /// Every default in the table is a value the table accepts, and it is
@@ -498,6 +520,7 @@ mod tests {
                 Change::MultiPv(lines) => options.multipv = lines,
                 Change::Tablebase(on) => options.tablebase = on,
                 Change::TablebasePath(path) => options.tablebase_path = path,
+                Change::Threads(threads) => options.threads = threads,
                 Change::ClearHash => unreachable!("a button has no default"),
             }
         }
@@ -519,6 +542,7 @@ mod tests {
                 "option name MultiPV type spin default 1 min 1 max 21",
                 "option name Tablebase type check default true",
                 "option name TablebasePath type string default <empty>",
+                "option name Threads type spin default 1 min 1 max 64",
             ]
         );
     }

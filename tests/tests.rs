@@ -21,4 +21,5 @@ mod referee;
 mod replies;
 mod search;
 mod tablebase;
+mod threads;
 mod transcripts;

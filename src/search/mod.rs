@@ -7,11 +7,14 @@
 //! Repeated positions score as draws: twofold inside the search tree,
 //! threefold counting the game's history before the root.
 //!
-//! [`search`] runs one search on the calling thread and reports progress
-//! through a callback; [`thread`] wraps it in the long-lived search thread.
+//! [`search`] runs one search from the calling thread (with helper
+//! threads beside it when `Threads` asks for more than one, see [`smp`])
+//! and reports progress through a callback; [`thread`] wraps it in the
+//! long-lived search thread.
 
 mod ordering;
 mod params;
+mod smp;
 mod tablebase;
 pub mod thread;
 
@@ -27,7 +30,7 @@ use crate::tt::{Bound, TranspositionTable};
 
 pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score};
 pub use ordering::History;
-pub use params::MAX_DEPTH;
+pub use params::{MAX_DEPTH, MAX_THREADS};
 
 /// Limits of one search, as `go` gives them. Any combination may be set;
 /// the search stops at the first one reached.
@@ -67,6 +70,9 @@ pub struct Settings {
     pub move_overhead: Duration,
     /// Play from a solved table where one covers the board.
     pub tablebase: bool,
+    /// Search threads (`Threads`): the main thread and `threads - 1`
+    /// helpers sharing its transposition table.
+    pub threads: usize,
 }
 
 impl Default for Settings {
@@ -168,17 +174,31 @@ pub fn search(
     signals: &Signals,
     report: &mut dyn FnMut(Info),
 ) -> SearchResult {
+    search_then(request, tables, signals, report, &mut |_| {})
+}
+
+/// [`search`], calling `finished` with the result as soon as it is known:
+/// with helper threads, before waiting for them to end (they end within
+/// a moment), so that the answer never waits on a helper's scheduling.
+pub fn search_then(
+    request: &Request,
+    tables: &mut Tables,
+    signals: &Signals,
+    report: &mut dyn FnMut(Info),
+    finished: &mut dyn FnMut(&SearchResult),
+) -> SearchResult {
     let probe = match (&request.table, &request.layered) {
         (Some(table), _) => tablebase::probe_root(request, table, &signals.stop),
         (None, Some(layered)) => tablebase::probe_layered_root(request, layered, &signals.stop),
         (None, None) => None,
     };
     match probe {
-        None => Searcher::new(request, tables, signals).iterate(report),
+        None => smp::run(request, tables, signals, report, finished),
         Some(tablebase::RootProbe::Decided(result, lines)) => {
             for info in lines {
                 report(info);
             }
+            finished(&result);
             result
         }
         Some(tablebase::RootProbe::Drawn { moves, probes }) => {
@@ -194,19 +214,28 @@ pub fn search(
                 info.tbhits = probes;
                 report(info);
             };
-            let result = Searcher::new(&drawn, tables, signals).iterate(&mut exact);
-            SearchResult {
+            let drawn_result = |result: &SearchResult| SearchResult {
                 score: DRAW,
-                ..result
-            }
+                ..result.clone()
+            };
+            let result = smp::run(&drawn, tables, signals, &mut exact, &mut |result| {
+                finished(&drawn_result(result));
+            });
+            drawn_result(&result)
         }
     }
 }
 
+/// One thread's search: the main thread's (which reports and decides
+/// when to stop) or a helper's.
 struct Searcher<'a> {
     request: &'a Request,
-    tables: &'a mut Tables,
+    tt: &'a TranspositionTable,
+    history: &'a mut History,
     signals: &'a Signals,
+    team: &'a smp::Team,
+    /// 0 for the main thread, 1.. for helpers.
+    thread: usize,
     rules: Rules,
     evaluation: Evaluation,
     /// When the search began (`go`): `info ... time` counts from here.
@@ -216,7 +245,12 @@ struct Searcher<'a> {
     clock_start: Instant,
     budget: Option<Budget>,
     pondering: bool,
+    /// Nodes this thread searched...
     nodes: u64,
+    /// ...of which this many are counted in the team's total...
+    flushed: u64,
+    /// ...which held this many nodes of the other threads when last read.
+    others: u64,
     seldepth: usize,
     stopped: bool,
     /// Limits are not checked in the first iteration, so every search has
@@ -234,7 +268,14 @@ struct Searcher<'a> {
 }
 
 impl<'a> Searcher<'a> {
-    fn new(request: &'a Request, tables: &'a mut Tables, signals: &'a Signals) -> Searcher<'a> {
+    fn new(
+        request: &'a Request,
+        tt: &'a TranspositionTable,
+        history: &'a mut History,
+        signals: &'a Signals,
+        team: &'a smp::Team,
+        thread: usize,
+    ) -> Searcher<'a> {
         let mut keys = request.history.clone();
         keys.push(request.position.key());
         let root_index = keys.len() - 1;
@@ -254,15 +295,21 @@ impl<'a> Searcher<'a> {
             ),
             pondering,
             nodes: 0,
+            flushed: 0,
+            others: 0,
             seldepth: 0,
             stopped: false,
-            may_stop: false,
+            // A helper's result is never used: it may stop at any time.
+            may_stop: thread > 0,
             window: vec![0; keys.len()],
             keys,
             root_index,
             pv: vec![Vec::new(); MAX_PLY + 1],
-            tables,
+            tt,
+            history,
             signals,
+            team,
+            thread,
         }
     }
 
@@ -284,7 +331,21 @@ impl<'a> Searcher<'a> {
         }
     }
 
-    /// Whether the search must end now (stop flag, node limit, hard time).
+    /// Adds this thread's new nodes to the team's total and reads the
+    /// other threads' share of it.
+    fn sync_nodes(&mut self) {
+        let total = self.team.add_nodes(self.nodes - self.flushed);
+        self.flushed = self.nodes;
+        self.others = total - self.flushed;
+    }
+
+    /// Nodes of all threads, as far as this thread knows.
+    fn total_nodes(&self) -> u64 {
+        self.nodes + self.others
+    }
+
+    /// Whether the search must end now (stop flag, node limit, hard time,
+    /// or for a helper the main thread's end).
     fn check_limits(&mut self) -> bool {
         if !self.may_stop {
             return false;
@@ -293,13 +354,17 @@ impl<'a> Searcher<'a> {
             .request
             .limits
             .nodes
-            .is_some_and(|limit| self.nodes >= limit)
+            .is_some_and(|limit| self.total_nodes() >= limit)
         {
             self.stopped = true;
         }
         if self.nodes.is_multiple_of(params::CHECK_INTERVAL) {
-            if self.signals.stop.load(Ordering::Relaxed) {
+            self.sync_nodes();
+            if self.signals.stop.load(Ordering::Relaxed) || self.team.is_done() {
                 self.stopped = true;
+            }
+            if self.thread > 0 {
+                return self.stopped;
             }
             self.update_pondering();
             let hard = self.budget.map(|budget| budget.hard);
@@ -310,20 +375,20 @@ impl<'a> Searcher<'a> {
         self.stopped
     }
 
+    /// Iterative deepening from the root; the result is the main thread's
+    /// (a helper's is not used). Each completed iteration is reported.
     fn iterate(&mut self, report: &mut dyn FnMut(Info)) -> SearchResult {
         let root = self.request.position;
-        self.tables.tt.new_search();
         let mut moves = root.legal_moves();
         let searchmoves = &self.request.limits.searchmoves;
         if !searchmoves.is_empty() {
             moves.retain(|mv| searchmoves.contains(&mv));
         }
         let tt_move = self
-            .tables
             .tt
             .probe(root.key(), 0)
             .and_then(|entry| entry.best_move);
-        self.tables.history.order(&root, &mut moves, tt_move, 0);
+        self.history.order(&root, &mut moves, tt_move, 0);
         let mut root_moves: Vec<RootMove> = moves
             .iter()
             .map(|&mv| RootMove {
@@ -353,7 +418,10 @@ impl<'a> Searcher<'a> {
         let lines = self.request.settings.multipv.clamp(1, root_moves.len());
 
         for depth in 1..=max_depth {
-            self.may_stop = depth > 1;
+            if smp::skips(self.thread, depth) {
+                continue;
+            }
+            self.may_stop = self.may_stop || depth > 1;
             for line in 0..lines {
                 let previous = root_moves[line].previous_score;
                 self.aspiration(&mut root_moves, line, depth, previous);
@@ -383,6 +451,10 @@ impl<'a> Searcher<'a> {
             if !completed {
                 break;
             }
+            if self.thread > 0 {
+                continue;
+            }
+            self.sync_nodes();
             for (index, rm) in root_moves.iter().take(lines).enumerate() {
                 report(self.info(depth, index + 1, rm));
             }
@@ -390,12 +462,13 @@ impl<'a> Searcher<'a> {
                 break;
             }
         }
+        self.sync_nodes();
         if outcome.ponder_move.is_none() {
             outcome.ponder_move = outcome
                 .best_move
                 .and_then(|mv| self.ponder_from_tt(&root, mv));
         }
-        outcome.nodes = self.nodes;
+        outcome.nodes = self.total_nodes();
         outcome
     }
 
@@ -525,9 +598,7 @@ impl<'a> Searcher<'a> {
                 } else {
                     Bound::Exact
                 };
-                self.tables
-                    .tt
-                    .store(root.key(), 0, best_move, best, depth, bound);
+                self.tt.store(root.key(), 0, best_move, best, depth, bound);
             }
         }
         best
@@ -615,7 +686,7 @@ impl<'a> Searcher<'a> {
         }
         let pv_node = beta - alpha > 1;
         let key = position.key();
-        let entry = self.tables.tt.probe(key, ply);
+        let entry = self.tt.probe(key, ply);
         if let Some(entry) = entry {
             let fits = match entry.bound {
                 Bound::Exact => true,
@@ -629,9 +700,7 @@ impl<'a> Searcher<'a> {
         let tt_move = entry
             .and_then(|e| e.best_move)
             .filter(|&mv| moves.contains(mv));
-        self.tables
-            .history
-            .order(position, &mut moves, tt_move, ply);
+        self.history.order(position, &mut moves, tt_move, ply);
 
         let original_alpha = alpha;
         let mut best = -INFINITY;
@@ -644,7 +713,7 @@ impl<'a> Searcher<'a> {
             } else {
                 let reduction = if depth >= params::LMR_MIN_DEPTH
                     && index >= params::LMR_MIN_MOVES
-                    && !self.tables.history.is_killer(ply, mv)
+                    && !self.history.is_killer(ply, mv)
                 {
                     params::LMR_REDUCTION
                 } else {
@@ -674,9 +743,7 @@ impl<'a> Searcher<'a> {
                     head[ply].push(mv);
                     head[ply].extend_from_slice(&tail[0]);
                     if score >= beta {
-                        self.tables
-                            .history
-                            .update(side, ply, depth, mv, &moves[..=index]);
+                        self.history.update(side, ply, depth, mv, &moves[..=index]);
                         break;
                     }
                 }
@@ -689,17 +756,14 @@ impl<'a> Searcher<'a> {
         } else {
             Bound::Upper
         };
-        self.tables
-            .tt
-            .store(key, ply, best_move, best, depth, bound);
+        self.tt.store(key, ply, best_move, best, depth, bound);
         best
     }
 
     /// A reply to `best` to ponder on, from the table.
     fn ponder_from_tt(&self, root: &Position, best: Move) -> Option<Move> {
         let child = root.play(best);
-        self.tables
-            .tt
+        self.tt
             .probe(child.key(), 1)
             .and_then(|entry| entry.best_move)
             .filter(|&mv| child.is_legal(mv))
@@ -713,9 +777,9 @@ impl<'a> Searcher<'a> {
             seldepth: self.seldepth.max(depth as usize),
             multipv,
             score: Score::from_internal(rm.score),
-            nodes: self.nodes,
-            nps: self.nodes.saturating_mul(1_000_000) / micros,
-            hashfull: self.tables.tt.hashfull(),
+            nodes: self.total_nodes(),
+            nps: self.total_nodes().saturating_mul(1_000_000) / micros,
+            hashfull: self.tt.hashfull(),
             tbhits: 0,
             time,
             pv: rm.pv.clone(),

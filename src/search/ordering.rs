@@ -6,6 +6,7 @@ use crate::board::{Color, Direction, MAX_MOVES, Move, MoveList, Position, SQUARE
 
 /// History and killer tables, kept between searches and cleared by
 /// `ucinewgame`.
+#[derive(Clone)]
 pub struct History {
     /// `[side][from square][direction]`: how often the move caused a cutoff.
     scores: [[[i32; 4]; SQUARES]; 2],

@@ -30,3 +30,11 @@ pub const HISTORY_MAX: i32 = 16384;
 pub const LMR_MIN_DEPTH: i32 = 3;
 pub const LMR_MIN_MOVES: usize = 3;
 pub const LMR_REDUCTION: i32 = 1;
+
+/// Most search threads `Threads` accepts.
+pub const MAX_THREADS: usize = 64;
+/// Lazy SMP: helper `i` (from 1) searches only the iterations whose depth
+/// `d` has `(d + SKIP_PHASE[k]) / SKIP_SIZE[k]` even, `k = (i - 1) % 20`,
+/// so the helpers spread over the depths just ahead of the main thread.
+pub const SKIP_SIZE: [i32; 20] = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4];
+pub const SKIP_PHASE: [i32; 20] = [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7];
