@@ -8,6 +8,7 @@
 
 mod common;
 
+mod clock;
 mod engine;
 mod fuzz_http;
 mod fuzz_protocol;
