@@ -14,6 +14,7 @@
 
 mod ordering;
 mod params;
+mod race;
 mod smp;
 mod tablebase;
 pub mod thread;
@@ -388,7 +389,7 @@ impl<'a> Searcher<'a> {
             .tt
             .probe(root.key(), 0)
             .and_then(|entry| entry.best_move);
-        self.history.order(&root, &mut moves, tt_move, 0);
+        self.history.order(&root, moves.as_mut_slice(), tt_move, 0);
         let mut root_moves: Vec<RootMove> = moves
             .iter()
             .map(|&mv| RootMove {
@@ -668,6 +669,10 @@ impl<'a> Searcher<'a> {
         if position.can_win_next_move() {
             return MATE - ply as i32 - 1;
         }
+        // The cars have passed each other: the race is decided.
+        if let Some(score) = race::decided_race(position, ply) {
+            return score;
+        }
         let mut moves = position.legal_moves();
         if moves.is_empty() {
             return match self.rules {
@@ -675,8 +680,14 @@ impl<'a> Searcher<'a> {
                 Rules::Classic => MATE - ply as i32,
             };
         }
+        // A forced move costs no depth: forced sequences are seen to their end.
+        let depth = if moves.len() == 1 {
+            depth + params::FORCED_EXTENSION
+        } else {
+            depth
+        };
         if depth <= 0 || ply >= MAX_PLY {
-            return evaluate_for_side_to_move(position, self.evaluation);
+            return self.evaluate(position);
         }
         // Mate distance pruning: no line from here beats a faster mate.
         alpha = alpha.max(-(MATE - ply as i32));
@@ -700,12 +711,30 @@ impl<'a> Searcher<'a> {
         let tt_move = entry
             .and_then(|e| e.best_move)
             .filter(|&mv| moves.contains(mv));
-        self.history.order(position, &mut moves, tt_move, ply);
+        // The table move is tried first, alone; the others are ordered
+        // only if it does not cut off.
+        let mut ordered = match tt_move.and_then(|mv| moves.iter().position(|&m| m == mv)) {
+            Some(at) => {
+                moves.as_mut_slice()[..=at].rotate_right(1);
+                false
+            }
+            None => {
+                self.history
+                    .order(position, moves.as_mut_slice(), None, ply);
+                true
+            }
+        };
 
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
-        for (index, &mv) in moves.iter().enumerate() {
+        for index in 0..moves.len() {
+            if index == 1 && !ordered {
+                self.history
+                    .order(position, &mut moves.as_mut_slice()[1..], None, ply);
+                ordered = true;
+            }
+            let mv = moves[index];
             let child = position.play(mv);
             self.push(&child, mv.is_irreversible(side));
             let score = if index == 0 {
@@ -758,6 +787,18 @@ impl<'a> Searcher<'a> {
         };
         self.tt.store(key, ply, best_move, best, depth, bound);
         best
+    }
+
+    /// The static evaluation of the current position (the last key),
+    /// drawn towards zero the longer both sides have only moved sideways:
+    /// a position nobody can make progress from is a draw, whatever the
+    /// race looks like.
+    fn evaluate(&self, position: &Position) -> i32 {
+        let eval = evaluate_for_side_to_move(position, self.evaluation);
+        let current = self.keys.len() - 1;
+        let idle = (current - self.window[current]).min(params::DRAW_DECAY_PLIES) as i32;
+        let full = params::DRAW_DECAY_PLIES as i32;
+        eval * (full - idle) / full
     }
 
     /// A reply to `best` to ponder on, from the table.
