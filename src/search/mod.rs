@@ -708,6 +708,29 @@ impl<'a> Searcher<'a> {
                 return entry.score;
             }
         }
+        // Null move: if passing still holds beta, a real move will.
+        if !pv_node
+            && depth >= params::NULL_MIN_DEPTH
+            && beta.abs() < MATE_BOUND
+            && self.evaluate(position) >= beta
+        {
+            let null = position.with_side_to_move(side.other());
+            self.push(&null, true);
+            let score = -self.negamax(
+                &null,
+                depth - 1 - params::NULL_REDUCTION,
+                ply + 1,
+                -beta,
+                -beta + 1,
+            );
+            self.pop();
+            if self.stopped {
+                return 0;
+            }
+            if score >= beta {
+                return if score >= MATE_BOUND { beta } else { score };
+            }
+        }
         let tt_move = entry
             .and_then(|e| e.best_move)
             .filter(|&mv| moves.contains(mv));

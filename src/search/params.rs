@@ -51,5 +51,14 @@ pub const FORCED_EXTENSION: i32 = 1;
 // 7 x 7, both within +-34.
 
 /// The evaluation falls linearly to zero over this many plies without a
-/// forward move by either side.
+/// forward move by either side. (Neutral in matches from random openings,
+/// which are rarely drawn: -7.8 Elo on 6 x 6 and +0.9 on 7 x 7, +-34; it
+/// is there for the scores of drawn positions.)
 pub const DRAW_DECAY_PLIES: usize = 40;
+
+/// Null-move pruning at non-PV nodes from this depth, when the static
+/// evaluation is at least beta: the pass is searched this much shallower.
+/// Zugzwang is real in Dodgem (blockades), but measured at equal nodes it
+/// pays: +16.5 Elo on 6 x 6 and +9.6 on 7 x 7 (400 games each, +-33).
+pub const NULL_MIN_DEPTH: i32 = 3;
+pub const NULL_REDUCTION: i32 = 2;
