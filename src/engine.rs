@@ -390,6 +390,7 @@ impl<W: Write> Engine<W> {
             Change::MultiPv(lines) => self.options.multipv = lines,
             Change::Tablebase(on) => self.options.tablebase = on,
             Change::SearchAlgorithm(algorithm) => self.options.search_algorithm = algorithm,
+            Change::Threads(threads) => self.options.threads = threads,
             Change::TablebasePath(list) => {
                 self.options.tablebase_path.clone_from(&list);
                 self.loads += 1;

@@ -9,8 +9,8 @@ use std::time::Duration;
 use crate::board::{MAX_MOVES, MAX_SIZE, MIN_SIZE, Rules};
 use crate::eval::Evaluation;
 use crate::protocol::quote;
-use crate::search::Settings;
 use crate::search::textbook::Algorithm;
+use crate::search::{MAX_THREADS, Settings};
 use crate::tt::TranspositionTable;
 
 /// Every option's default: the one place they are written.
@@ -29,6 +29,7 @@ pub mod defaults {
     pub const TABLEBASE_PATH: &str = "";
     pub const TABLEBASE_CACHE_MB: usize = crate::solver::DEFAULT_WDL_MB;
     pub const SEARCH_ALGORITHM: super::Algorithm = super::Algorithm::Engine;
+    pub const THREADS: usize = 1;
 }
 
 /// Largest `TablebaseCache`, in MiB.
@@ -59,6 +60,8 @@ pub struct Options {
     pub tablebase_cache_mb: usize,
     /// The engine's own search, or a textbook algorithm to watch.
     pub search_algorithm: Algorithm,
+    /// Search threads.
+    pub threads: usize,
 }
 
 impl Default for Options {
@@ -75,6 +78,7 @@ impl Default for Options {
             tablebase_path: defaults::TABLEBASE_PATH.to_string(),
             tablebase_cache_mb: defaults::TABLEBASE_CACHE_MB,
             search_algorithm: defaults::SEARCH_ALGORITHM,
+            threads: defaults::THREADS,
         }
     }
 }
@@ -89,6 +93,7 @@ impl Options {
             move_overhead: self.move_overhead,
             tablebase: self.tablebase,
             algorithm: self.search_algorithm,
+            threads: self.threads,
         }
     }
 }
@@ -108,6 +113,7 @@ pub enum Change {
     TablebasePath(String),
     TablebaseCache(usize),
     SearchAlgorithm(Algorithm),
+    Threads(usize),
 }
 
 /// One option: its name, its kind with default and range or choices, and
@@ -155,7 +161,7 @@ const ALGORITHM_NAMES: [&str; 3] = [
 ];
 
 /// Every option, in the order `uci` lists them.
-pub const TABLE: [Spec; 12] = [
+pub const TABLE: [Spec; 13] = [
     Spec {
         name: "Hash",
         kind: Kind::Spin {
@@ -251,6 +257,15 @@ pub const TABLE: [Spec; 12] = [
             default: defaults::SEARCH_ALGORITHM.name(),
             choices: &ALGORITHM_NAMES,
             change: |index| Change::SearchAlgorithm(Algorithm::ALL[index]),
+        },
+    },
+    Spec {
+        name: "Threads",
+        kind: Kind::Spin {
+            default: defaults::THREADS as u64,
+            min: 1,
+            max: MAX_THREADS as u64,
+            change: |threads| Change::Threads(threads as usize),
         },
     },
 ];
@@ -483,9 +498,12 @@ mod tests {
             check("TablebasePath", Some("<empty>")),
             Ok(Change::TablebasePath(String::new()))
         );
+        assert_eq!(check("Threads", Some("2")), Ok(Change::Threads(2)));
+        assert!(check("Threads", Some("0")).is_err());
+        assert!(check("Threads", Some("65")).is_err());
         assert_eq!(
-            check("Threads", Some("2")),
-            Err(OptionError::Unknown("Threads".to_string()))
+            check("Thread", Some("2")),
+            Err(OptionError::Unknown("Thread".to_string()))
         );
     }
 
@@ -508,7 +526,11 @@ mod tests {
             message("Ponder", Some("yes")),
             "bad value 'yes' for option Ponder (expected true or false)"
         );
-        assert_eq!(message("Threads", None), "unknown option 'Threads'");
+        assert_eq!(message("Thread", None), "unknown option 'Thread'");
+        assert_eq!(
+            message("Threads", Some("0")),
+            "bad value '0' for option Threads (expected a whole number from 1 to 64)"
+        );
     }
 
     /// Every default in the table is a value the table accepts, and it is
@@ -539,6 +561,7 @@ mod tests {
                 Change::TablebasePath(path) => options.tablebase_path = path,
                 Change::TablebaseCache(mb) => options.tablebase_cache_mb = mb,
                 Change::SearchAlgorithm(algorithm) => options.search_algorithm = algorithm,
+                Change::Threads(threads) => options.threads = threads,
                 Change::ClearHash => unreachable!("a button has no default"),
             }
         }
@@ -562,6 +585,7 @@ mod tests {
                 "option name TablebasePath type string default <empty>",
                 "option name TablebaseCache type spin default 512 min 0 max 65536",
                 "option name SearchAlgorithm type combo default engine var engine var minimax var alphabeta",
+                "option name Threads type spin default 1 min 1 max 64",
             ]
         );
     }

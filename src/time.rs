@@ -3,7 +3,11 @@
 //! A search gets two limits. The **soft** limit is checked between
 //! iterations: no new iteration starts after it. The **hard** limit is
 //! checked every few thousand nodes and ends the search at once. Neither
-//! ever exceeds the side's remaining time less `Move Overhead`.
+//! ever exceeds the side's remaining time less `Move Overhead`, and a
+//! clock is never planned to its end: the last [`params::RESERVE`] of it
+//! is kept for delays nobody controls (a loaded machine may not run the
+//! engine for tens of milliseconds). A clock that falls to the reserve
+//! gets moves of a first iteration only, so an increment fills it again.
 
 use std::time::Duration;
 
@@ -24,7 +28,12 @@ pub enum TimeLimit {
 }
 
 /// Tunables of the clock allocation.
-mod params {
+pub mod params {
+    use std::time::Duration;
+
+    /// The end of the clock no search plans to use (beyond `Move
+    /// Overhead`).
+    pub const RESERVE: Duration = Duration::from_millis(50);
     /// Moves assumed left when `movestogo` is absent: a little more than the
     /// side still needs to drive its cars off, within these bounds.
     pub const MIN_MOVES_LEFT: u32 = 10;
@@ -67,7 +76,7 @@ pub fn budget(limit: TimeLimit, overhead: Duration, moves_needed: u32) -> Option
             moves_to_go,
         } => {
             use params::*;
-            let usable = remaining.saturating_sub(overhead);
+            let usable = remaining.saturating_sub(overhead).saturating_sub(RESERVE);
             let moves_left = moves_to_go.unwrap_or_else(|| {
                 (moves_needed + EXTRA_MOVES_LEFT).clamp(MIN_MOVES_LEFT, MAX_MOVES_LEFT)
             });
@@ -104,7 +113,7 @@ mod tests {
     #[test]
     fn clock_with_moves_to_go() {
         let clock = TimeLimit::Clock {
-            remaining: ms(10_010),
+            remaining: ms(10_060),
             increment: ms(0),
             moves_to_go: Some(20),
         };
@@ -114,20 +123,44 @@ mod tests {
     }
 
     #[test]
-    fn clock_never_exceeds_remaining_less_overhead() {
-        for remaining in [0, 5, 11, 50, 1000, 60_000] {
+    fn clock_keeps_overhead_and_reserve() {
+        for remaining in [0, 5, 11, 50, 59, 60, 61, 100, 1000, 60_000] {
             for moves_to_go in [None, Some(1), Some(2), Some(30)] {
-                let clock = TimeLimit::Clock {
-                    remaining: ms(remaining),
-                    increment: ms(2000),
-                    moves_to_go,
-                };
-                let b = budget(clock, ms(10), 20).unwrap();
-                let usable = ms(remaining).saturating_sub(ms(10));
-                assert!(b.hard <= usable, "{remaining} {moves_to_go:?}: {b:?}");
-                assert!(b.soft <= b.hard);
+                for increment in [0, 20, 2000] {
+                    let clock = TimeLimit::Clock {
+                        remaining: ms(remaining),
+                        increment: ms(increment),
+                        moves_to_go,
+                    };
+                    let b = budget(clock, ms(10), 20).unwrap();
+                    let usable = ms(remaining).saturating_sub(ms(10) + params::RESERVE);
+                    assert!(b.hard <= usable, "{remaining} {moves_to_go:?}: {b:?}");
+                    assert!(b.soft <= b.hard);
+                }
             }
         }
+    }
+
+    /// A game at 0.3 s + 0.02 s in which every move takes its whole hard
+    /// limit: the clock drains, but never below the reserve.
+    #[test]
+    fn a_draining_clock_keeps_its_reserve() {
+        let (overhead, increment) = (ms(10), ms(20));
+        let mut remaining = ms(300);
+        let mut lowest = remaining;
+        for _ in 0..200 {
+            let clock = TimeLimit::Clock {
+                remaining,
+                increment,
+                moves_to_go: None,
+            };
+            let spent = budget(clock, overhead, 30).unwrap().hard;
+            lowest = lowest.min(remaining - spent);
+            remaining = remaining - spent + increment;
+        }
+        assert!(lowest >= overhead + params::RESERVE, "{lowest:?}");
+        // It settles above the reserve, spending about the increment.
+        assert!(remaining < ms(300), "{remaining:?}");
     }
 
     #[test]
@@ -144,7 +177,7 @@ mod tests {
     fn guesses_moves_left_from_the_race() {
         let clock = |moves_needed| {
             let limit = TimeLimit::Clock {
-                remaining: ms(60_000),
+                remaining: ms(60_000) + params::RESERVE,
                 increment: ms(0),
                 moves_to_go: None,
             };

@@ -1,4 +1,5 @@
-//! The transposition table: search results keyed by Zobrist key.
+//! The transposition table: search results keyed by Zobrist key, shared
+//! by every search thread without locks.
 //!
 //! Entries live in clusters of four (one 64-byte cache line). A store
 //! replaces the entry for the same key, else an empty entry, else the entry
@@ -6,11 +7,20 @@
 //! Mate scores are stored relative to the node, not the root, through
 //! [`score_to_tt`] and [`score_from_tt`].
 //!
-//! A slot is stored as two `u64` words, all zero when empty, so that a new
-//! table is asked of the system as zeroed memory: it costs nothing until a
-//! search touches it (a 4 GB table is ready at once), and a big table is
-//! cleared by swapping in a fresh one and freeing the old on a thread of
-//! its own. `stop` never waits for either.
+//! A slot is two atomic `u64` words: the entry's data, and the key XORed
+//! with the data. Threads read and write the words with relaxed atomic
+//! operations, so a slot two threads write at once may end up with one
+//! thread's key word and the other's data word: the XOR then no longer
+//! gives the key, and the probe sees no entry (the same as a miss). No
+//! lock, no undefined behaviour, and a torn entry is never believed.
+//!
+//! An empty slot is all zero bits, so that a new table is asked of the
+//! system as zeroed memory: it costs nothing until a search touches it (a
+//! 4 GB table is ready at once), and a big table is cleared by swapping in
+//! a fresh one and freeing the old on a thread of its own. `stop` never
+//! waits for either.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::board::Move;
 use crate::score::MATE_BOUND;
@@ -37,9 +47,9 @@ pub struct Entry {
     pub bound: Bound,
 }
 
+/// One entry's data (everything but the key), packed into a word.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct Slot {
-    key: u64,
+struct Data {
     move_code: u16,
     score: i16,
     depth: u8,
@@ -47,29 +57,21 @@ struct Slot {
     flags: u8,
 }
 
-/// A slot as stored: the key, then move, score, depth and flags packed.
-type Words = [u64; 2];
-
-impl Slot {
-    fn unpack(words: Words) -> Slot {
-        let [key, rest] = words;
-        Slot {
-            key,
-            move_code: rest as u16,
-            score: (rest >> 16) as u16 as i16,
-            depth: (rest >> 32) as u8,
-            flags: (rest >> 40) as u8,
+impl Data {
+    fn unpack(word: u64) -> Data {
+        Data {
+            move_code: word as u16,
+            score: (word >> 16) as u16 as i16,
+            depth: (word >> 32) as u8,
+            flags: (word >> 40) as u8,
         }
     }
 
-    fn pack(self) -> Words {
-        [
-            self.key,
-            u64::from(self.move_code)
-                | u64::from(self.score as u16) << 16
-                | u64::from(self.depth) << 32
-                | u64::from(self.flags) << 40,
-        ]
+    fn pack(self) -> u64 {
+        u64::from(self.move_code)
+            | u64::from(self.score as u16) << 16
+            | u64::from(self.depth) << 32
+            | u64::from(self.flags) << 40
     }
 
     fn is_empty(&self) -> bool {
@@ -81,14 +83,16 @@ impl Slot {
     }
 }
 
+/// Words per slot: the key XOR the data, then the data.
+const WORDS: usize = 2;
 const CLUSTER: usize = 4;
+/// Words per cluster.
+const CLUSTER_WORDS: usize = CLUSTER * WORDS;
 const GENERATIONS: u8 = 64;
 /// In replacement, each generation of age counts as this many plies less
 /// depth.
 const AGE_PLIES: i32 = 8;
-type Cluster = [Words; CLUSTER];
-const EMPTY_CLUSTER: Cluster = [[0; 2]; CLUSTER];
-const BYTES_PER_CLUSTER: usize = std::mem::size_of::<Cluster>();
+const BYTES_PER_CLUSTER: usize = CLUSTER_WORDS * std::mem::size_of::<u64>();
 /// Tables up to this size are cleared in place; larger ones are replaced
 /// (see the module documentation).
 const CLEAR_IN_PLACE_BYTES: usize = 64 << 20;
@@ -96,23 +100,27 @@ const CLEAR_IN_PLACE_BYTES: usize = 64 << 20;
 const FREE_SLICE_BYTES: usize = 16 << 20;
 
 /// A fixed-size transposition table (size set in MiB by the `Hash` option).
+/// Probes and stores take `&self`: any number of threads may use it at once.
 pub struct TranspositionTable {
-    clusters: Vec<Cluster>,
+    /// `clusters * CLUSTER_WORDS` words.
+    words: Box<[AtomicU64]>,
     generation: u8,
 }
 
-/// Zeroed clusters: `vec!` of an all-zero value asks the allocator for
-/// zeroed memory, which the system provides lazily.
-fn zeroed(count: usize) -> Vec<Cluster> {
-    vec![EMPTY_CLUSTER; count]
+/// `count` zeroed clusters, or `None` when the memory cannot be had. The
+/// memory is asked for as zeroed, which the system provides lazily.
+fn zeroed(count: usize) -> Option<Box<[AtomicU64]>> {
+    let words = count.checked_mul(CLUSTER_WORDS)?;
+    bytemuck::allocation::try_zeroed_slice_box(words).ok()
 }
 
-/// Frees `clusters` on a thread of its own (freeing gigabytes takes a
+/// Frees `words` on a thread of its own (freeing gigabytes takes a
 /// while); inline if no thread can be had.
-fn free_in_background(mut clusters: Vec<Cluster>) {
-    if clusters.len() * BYTES_PER_CLUSTER <= CLEAR_IN_PLACE_BYTES {
+fn free_in_background(words: Box<[AtomicU64]>) {
+    if words.len() * std::mem::size_of::<u64>() <= CLEAR_IN_PLACE_BYTES {
         return;
     }
+    let mut words = words.into_vec();
     let _ = std::thread::Builder::new()
         .name("free hash".into())
         .spawn(move || {
@@ -120,10 +128,10 @@ fn free_in_background(mut clusters: Vec<Cluster>) {
             // process's memory-map lock, which a search touching fresh
             // pages of the new table waits for, so hold it briefly each
             // time. (Shrinking a large allocation unmaps its tail.)
-            let slice = FREE_SLICE_BYTES / BYTES_PER_CLUSTER;
-            while clusters.len() > slice {
-                clusters.truncate(clusters.len() - slice);
-                clusters.shrink_to_fit();
+            let slice = FREE_SLICE_BYTES / std::mem::size_of::<u64>();
+            while words.len() > slice {
+                words.truncate(words.len() - slice);
+                words.shrink_to_fit();
             }
         });
 }
@@ -172,32 +180,41 @@ impl TranspositionTable {
     pub fn try_new(mb: usize) -> Result<TranspositionTable, String> {
         let mb = mb.clamp(Self::MIN_MB, Self::MAX_MB);
         let count = mb * 1024 * 1024 / BYTES_PER_CLUSTER;
-        // Ask first, fallibly (`vec!` would abort on failure); the memory
-        // is only reserved, not touched, so this costs nothing.
-        let mut trial: Vec<Cluster> = Vec::new();
-        trial
-            .try_reserve_exact(count)
-            .map_err(|_| format!("cannot allocate {mb} MB for the hash table"))?;
-        drop(trial);
+        let words =
+            zeroed(count).ok_or_else(|| format!("cannot allocate {mb} MB for the hash table"))?;
         Ok(TranspositionTable {
-            clusters: zeroed(count),
+            words,
             generation: 0,
         })
     }
 
+    fn clusters(&self) -> usize {
+        self.words.len() / CLUSTER_WORDS
+    }
+
     /// Size in MiB.
     pub fn size_mb(&self) -> usize {
-        self.clusters.len() * BYTES_PER_CLUSTER / (1024 * 1024)
+        self.clusters() * BYTES_PER_CLUSTER / (1024 * 1024)
     }
 
     /// Empties every entry, at once whatever the size.
     pub fn clear(&mut self) {
-        if self.clusters.len() * BYTES_PER_CLUSTER <= CLEAR_IN_PLACE_BYTES {
-            self.clusters.fill(EMPTY_CLUSTER);
+        if self.words.len() * std::mem::size_of::<u64>() <= CLEAR_IN_PLACE_BYTES {
+            for word in self.words.iter_mut() {
+                *word.get_mut() = 0;
+            }
         } else {
-            let count = self.clusters.len();
-            free_in_background(std::mem::take(&mut self.clusters));
-            self.clusters = zeroed(count);
+            let count = self.clusters();
+            // The same size was had before, and the old memory is given
+            // back as the new is touched; fall back to clearing in place.
+            match zeroed(count) {
+                Some(words) => free_in_background(std::mem::replace(&mut self.words, words)),
+                None => {
+                    for word in self.words.iter_mut() {
+                        *word.get_mut() = 0;
+                    }
+                }
+            }
         }
         self.generation = 0;
     }
@@ -206,7 +223,7 @@ impl TranspositionTable {
     /// background.
     pub fn replace_with(&mut self, other: TranspositionTable) {
         let old = std::mem::replace(self, other);
-        free_in_background(old.clusters);
+        free_in_background(old.words);
     }
 
     /// Starts a new search: entries from older searches become cheaper to
@@ -215,27 +232,36 @@ impl TranspositionTable {
         self.generation = (self.generation + 1) % GENERATIONS;
     }
 
-    fn cluster_index(&self, key: u64) -> usize {
+    /// The words of the cluster for `key`.
+    fn cluster(&self, key: u64) -> &[AtomicU64] {
         // Multiply-shift maps the key onto any table length without a modulo.
-        ((key as u128 * self.clusters.len() as u128) >> 64) as usize
+        let index = ((key as u128 * self.clusters() as u128) >> 64) as usize;
+        &self.words[index * CLUSTER_WORDS..(index + 1) * CLUSTER_WORDS]
+    }
+
+    /// Slot `slot` of `cluster`: its key (as the XOR decodes it) and data.
+    fn read(cluster: &[AtomicU64], slot: usize) -> (u64, Data) {
+        let check = cluster[slot * WORDS].load(Ordering::Relaxed);
+        let data = cluster[slot * WORDS + 1].load(Ordering::Relaxed);
+        (check ^ data, Data::unpack(data))
     }
 
     /// Looks `key` up; `ply` is the probing node's distance from the root.
     pub fn probe(&self, key: u64, ply: usize) -> Option<Entry> {
-        let cluster = &self.clusters[self.cluster_index(key)];
-        let slot = cluster
-            .iter()
-            .map(|&words| Slot::unpack(words))
-            .find(|s| !s.is_empty() && s.key == key)?;
-        let bound = match slot.flags & 3 {
+        let cluster = self.cluster(key);
+        let data = (0..CLUSTER)
+            .map(|slot| Self::read(cluster, slot))
+            .find(|(stored, data)| *stored == key && !data.is_empty())?
+            .1;
+        let bound = match data.flags & 3 {
             1 => Bound::Lower,
             2 => Bound::Upper,
             _ => Bound::Exact,
         };
         Some(Entry {
-            best_move: Move::from_code(slot.move_code),
-            score: score_from_tt(slot.score as i32, ply),
-            depth: slot.depth as i32,
+            best_move: Move::from_code(data.move_code),
+            score: score_from_tt(data.score as i32, ply),
+            depth: data.depth as i32,
             bound,
         })
     }
@@ -244,7 +270,7 @@ impl TranspositionTable {
     /// node's distance from it. A store without a move keeps the move
     /// already stored for the same key.
     pub fn store(
-        &mut self,
+        &self,
         key: u64,
         ply: usize,
         best_move: Option<Move>,
@@ -253,28 +279,28 @@ impl TranspositionTable {
         bound: Bound,
     ) {
         let generation = self.generation;
-        let index = self.cluster_index(key);
-        let cluster = self.clusters[index].map(Slot::unpack);
-        let slot_index = match cluster.iter().position(|s| s.key == key && !s.is_empty()) {
-            Some(i) => i,
-            None => cluster
+        let cluster = self.cluster(key);
+        let slots: [(u64, Data); CLUSTER] = std::array::from_fn(|slot| Self::read(cluster, slot));
+        let same_key = slots
+            .iter()
+            .position(|(stored, data)| *stored == key && !data.is_empty());
+        let slot_index = same_key.unwrap_or_else(|| {
+            slots
                 .iter()
                 .enumerate()
-                .min_by_key(|(_, s)| {
-                    if s.is_empty() {
+                .min_by_key(|(_, (_, data))| {
+                    if data.is_empty() {
                         i32::MIN
                     } else {
-                        let age = (generation + GENERATIONS - s.generation()) % GENERATIONS;
-                        s.depth as i32 - AGE_PLIES * age as i32
+                        let age = (generation + GENERATIONS - data.generation()) % GENERATIONS;
+                        data.depth as i32 - AGE_PLIES * age as i32
                     }
                 })
-                .map(|(i, _)| i)
-                .unwrap_or(0),
-        };
-        let slot = &cluster[slot_index];
+                .map_or(0, |(i, _)| i)
+        });
         let move_code = match best_move {
             Some(mv) => mv.code(),
-            None if slot.key == key => slot.move_code,
+            None if same_key.is_some() => slots[slot_index].1.move_code,
             None => 0,
         };
         let bound_bits = match bound {
@@ -282,24 +308,28 @@ impl TranspositionTable {
             Bound::Upper => 2,
             Bound::Exact => 3,
         };
-        self.clusters[index][slot_index] = Slot {
-            key,
+        let data = Data {
             move_code,
             score: score_to_tt(score, ply) as i16,
             depth: depth.clamp(0, u8::MAX as i32) as u8,
             flags: bound_bits | (generation << 2),
         }
         .pack();
+        cluster[slot_index * WORDS].store(key ^ data, Ordering::Relaxed);
+        cluster[slot_index * WORDS + 1].store(data, Ordering::Relaxed);
     }
 
     /// Permille of sampled entries filled in the current search (UCI `hashfull`).
     pub fn hashfull(&self) -> u32 {
-        let sample = self.clusters.iter().take(1000 / CLUSTER).flatten();
+        let sampled = (1000 / CLUSTER).min(self.clusters());
         let (mut used, mut seen) = (0u32, 0u32);
-        for slot in sample.map(|&words| Slot::unpack(words)) {
-            seen += 1;
-            if !slot.is_empty() && slot.generation() == self.generation {
-                used += 1;
+        for cluster in self.words[..sampled * CLUSTER_WORDS].chunks(CLUSTER_WORDS) {
+            for slot in 0..CLUSTER {
+                let (_, data) = Self::read(cluster, slot);
+                seen += 1;
+                if !data.is_empty() && data.generation() == self.generation {
+                    used += 1;
+                }
             }
         }
         (used * 1000).checked_div(seen).unwrap_or(0)
@@ -364,5 +394,33 @@ mod tests {
         tt.new_search();
         assert_eq!(tt.hashfull(), 0);
         assert_eq!(tt.size_mb(), 1);
+    }
+
+    /// Threads storing and probing the same few clusters at once never
+    /// read an entry that mixes two stores: every entry found has the
+    /// score and depth written with its key.
+    #[test]
+    fn concurrent_stores_are_never_torn() {
+        let tt = TranspositionTable::new(1);
+        // Keys that share one cluster (the top bits pick the cluster).
+        let key = |i: u64| (i % 8) | 0xAB00;
+        let score_of = |key: u64| (key % 1000) as i32 - 500;
+        std::thread::scope(|scope| {
+            for thread in 0..4u64 {
+                let tt = &tt;
+                scope.spawn(move || {
+                    for round in 0..200_000u64 {
+                        let k = key(round * 7 + thread);
+                        if round % 2 == 0 {
+                            let depth = (k % 50) as i32;
+                            tt.store(k, 0, None, score_of(k), depth, Bound::Exact);
+                        } else if let Some(entry) = tt.probe(k, 0) {
+                            assert_eq!(entry.score, score_of(k));
+                            assert_eq!(entry.depth, (k % 50) as i32);
+                        }
+                    }
+                });
+            }
+        });
     }
 }

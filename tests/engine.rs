@@ -580,7 +580,7 @@ fn garbage() -> Vec<Vec<u8>> {
         "setoption name Move Overhead value -5",
         "setoption name Ponder value maybe",
         "setoption name MultiPV value 0",
-        "setoption name Threads value 4",
+        "setoption name Threads value 0",
         "setoption name Clear Hash value 1",
         "setoption value 3",
         "position",

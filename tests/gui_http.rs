@@ -628,7 +628,7 @@ fn an_option_the_engine_cannot_take_stops_the_server_before_it_serves() {
     // every engine start, Restart engine included), with a message naming
     // the setting and what the engine objects to.
     for (setting, complaint) in [
-        ("Threads=4", "no option 'Threads'"),
+        ("Contempt=4", "no option 'Contempt'"),
         ("Hash=0", "'Hash' takes a whole number from 1"),
     ] {
         // Before the fix the server started: it never exits, so `run`

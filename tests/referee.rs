@@ -609,8 +609,8 @@ fn bad_command_lines_get_clear_errors() {
             "no limit for the engines' searches",
         ),
         (
-            Match::new(&engine, &engine).with(&["--depth", "1", "--option1", "Threads=2"]),
-            "--option1 Threads=2: the engine has no option 'Threads'",
+            Match::new(&engine, &engine).with(&["--depth", "1", "--option1", "Contempt=2"]),
+            "--option1 Contempt=2: the engine has no option 'Contempt'",
         ),
         (
             Match::new(&engine, &engine).with(&["--depth", "1", "--option2", "Hash=0"]),

@@ -84,6 +84,20 @@ fn blocked_side_to_move_is_a_loss_or_a_win_per_rules() {
 }
 
 #[test]
+fn a_race_the_cars_can_no_longer_influence_is_scored_exactly_at_once() {
+    let _cpu = shared();
+    // Every White car stands north-west of every Black car: Black needs
+    // 3 moves, White 2, so White wins after 2 moves of its own; the
+    // search knows it at depth 1, under both rules.
+    for rules in Rules::ALL {
+        let (_, infos) = run("WW3/5/3B1/4B/5 b", rules, depth(1), 1);
+        assert_eq!(infos.last().unwrap().score, Score::Mate(-2), "{rules:?}");
+        let (_, infos) = run("WW3/5/3B1/4B/5 w", rules, depth(1), 1);
+        assert_eq!(infos.last().unwrap().score, Score::Mate(2), "{rules:?}");
+    }
+}
+
+#[test]
 fn reports_a_loss_as_negative_mate() {
     let _cpu = shared();
     // White to move; Black's last car is on its exit line and White

@@ -8,6 +8,7 @@
 
 mod common;
 
+mod clock;
 mod engine;
 mod fuzz_http;
 mod fuzz_protocol;
@@ -23,4 +24,5 @@ mod replies;
 mod search;
 mod tablebase;
 mod textbook;
+mod threads;
 mod transcripts;

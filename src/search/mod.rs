@@ -7,11 +7,15 @@
 //! Repeated positions score as draws: twofold inside the search tree,
 //! threefold counting the game's history before the root.
 //!
-//! [`search`] runs one search on the calling thread and reports progress
-//! through a callback; [`thread`] wraps it in the long-lived search thread.
+//! [`search`] runs one search from the calling thread (with helper
+//! threads beside it when `Threads` asks for more than one, see [`smp`])
+//! and reports progress through a callback; [`thread`] wraps it in the
+//! long-lived search thread.
 
 mod ordering;
 mod params;
+mod race;
+mod smp;
 mod tablebase;
 pub mod textbook;
 pub mod thread;
@@ -26,7 +30,7 @@ use crate::tt::{Bound, TranspositionTable};
 
 pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score};
 pub use ordering::History;
-pub use params::MAX_DEPTH;
+pub use params::{MAX_DEPTH, MAX_THREADS};
 pub use tablebase::TableUse;
 
 /// Limits of one search, as `go` gives them. Any combination may be set;
@@ -69,6 +73,9 @@ pub struct Settings {
     pub tablebase: bool,
     /// The engine's own search, or a plain textbook one.
     pub algorithm: textbook::Algorithm,
+    /// Search threads (`Threads`): the main thread and `threads - 1`
+    /// helpers sharing its transposition table.
+    pub threads: usize,
 }
 
 impl Default for Settings {
@@ -166,18 +173,34 @@ pub fn search(
     signals: &Signals,
     report: &mut dyn FnMut(Info),
 ) -> SearchResult {
+    search_then(request, tables, signals, report, &mut |_| {})
+}
+
+/// [`search`], calling `finished` with the result as soon as it is known:
+/// with helper threads, before waiting for them to end (they end within
+/// a moment), so that the answer never waits on a helper's scheduling.
+pub fn search_then(
+    request: &Request,
+    tables: &mut Tables,
+    signals: &Signals,
+    report: &mut dyn FnMut(Info),
+    finished: &mut dyn FnMut(&SearchResult),
+) -> SearchResult {
     let algorithm = request.settings.algorithm;
     if algorithm != textbook::Algorithm::Engine {
-        return textbook::search(algorithm, request, signals, report);
+        let result = textbook::search(algorithm, request, signals, report);
+        finished(&result);
+        return result;
     }
     let probe = (request.tablebase.root.as_ref())
         .and_then(|table| tablebase::probe_root(request, table, &signals.stop));
     match probe {
-        None => Searcher::new(request, tables, signals).iterate(report),
+        None => smp::run(request, tables, signals, report, finished),
         Some(tablebase::RootProbe::Decided(result, lines)) => {
             for info in lines {
                 report(info);
             }
+            finished(&result);
             result
         }
         Some(tablebase::RootProbe::Drawn { moves, probes }) => {
@@ -192,19 +215,28 @@ pub fn search(
                 info.tbhits = probes;
                 report(info);
             };
-            let result = Searcher::new(&drawn, tables, signals).iterate(&mut exact);
-            SearchResult {
+            let drawn_result = |result: &SearchResult| SearchResult {
                 score: DRAW,
-                ..result
-            }
+                ..result.clone()
+            };
+            let result = smp::run(&drawn, tables, signals, &mut exact, &mut |result| {
+                finished(&drawn_result(result));
+            });
+            drawn_result(&result)
         }
     }
 }
 
+/// One thread's search: the main thread's (which reports and decides
+/// when to stop) or a helper's.
 struct Searcher<'a> {
     request: &'a Request,
-    tables: &'a mut Tables,
+    tt: &'a TranspositionTable,
+    history: &'a mut History,
     signals: &'a Signals,
+    team: &'a smp::Team,
+    /// 0 for the main thread, 1.. for helpers.
+    thread: usize,
     rules: Rules,
     evaluation: Evaluation,
     /// When the search began (`go`): `info ... time` counts from here.
@@ -214,7 +246,12 @@ struct Searcher<'a> {
     clock_start: Instant,
     budget: Option<Budget>,
     pondering: bool,
+    /// Nodes this thread searched...
     nodes: u64,
+    /// ...of which this many are counted in the team's total...
+    flushed: u64,
+    /// ...which held this many nodes of the other threads when last read.
+    others: u64,
     seldepth: usize,
     stopped: bool,
     /// Limits are not checked in the first iteration, so every search has
@@ -234,7 +271,14 @@ struct Searcher<'a> {
 }
 
 impl<'a> Searcher<'a> {
-    fn new(request: &'a Request, tables: &'a mut Tables, signals: &'a Signals) -> Searcher<'a> {
+    fn new(
+        request: &'a Request,
+        tt: &'a TranspositionTable,
+        history: &'a mut History,
+        signals: &'a Signals,
+        team: &'a smp::Team,
+        thread: usize,
+    ) -> Searcher<'a> {
         let mut keys = request.history.clone();
         keys.push(request.position.key());
         let root_index = keys.len() - 1;
@@ -254,16 +298,22 @@ impl<'a> Searcher<'a> {
             ),
             pondering,
             nodes: 0,
+            flushed: 0,
+            others: 0,
             seldepth: 0,
             stopped: false,
-            may_stop: false,
+            // A helper's result is never used: it may stop at any time.
+            may_stop: thread > 0,
             window: vec![0; keys.len()],
             keys,
             root_index,
             pv: vec![Vec::new(); MAX_PLY + 1],
             prober: tablebase::Prober::new(request),
-            tables,
+            tt,
+            history,
             signals,
+            team,
+            thread,
         }
     }
 
@@ -285,7 +335,21 @@ impl<'a> Searcher<'a> {
         }
     }
 
-    /// Whether the search must end now (stop flag, node limit, hard time).
+    /// Adds this thread's new nodes to the team's total and reads the
+    /// other threads' share of it.
+    fn sync_nodes(&mut self) {
+        let total = self.team.add_nodes(self.nodes - self.flushed);
+        self.flushed = self.nodes;
+        self.others = total - self.flushed;
+    }
+
+    /// Nodes of all threads, as far as this thread knows.
+    fn total_nodes(&self) -> u64 {
+        self.nodes + self.others
+    }
+
+    /// Whether the search must end now (stop flag, node limit, hard time,
+    /// or for a helper the main thread's end).
     fn check_limits(&mut self) -> bool {
         if !self.may_stop {
             return false;
@@ -294,13 +358,17 @@ impl<'a> Searcher<'a> {
             .request
             .limits
             .nodes
-            .is_some_and(|limit| self.nodes >= limit)
+            .is_some_and(|limit| self.total_nodes() >= limit)
         {
             self.stopped = true;
         }
         if self.nodes.is_multiple_of(params::CHECK_INTERVAL) {
-            if self.signals.stop.load(Ordering::Relaxed) {
+            self.sync_nodes();
+            if self.signals.stop.load(Ordering::Relaxed) || self.team.is_done() {
                 self.stopped = true;
+            }
+            if self.thread > 0 {
+                return self.stopped;
             }
             self.update_pondering();
             let hard = self.budget.map(|budget| budget.hard);
@@ -311,20 +379,20 @@ impl<'a> Searcher<'a> {
         self.stopped
     }
 
+    /// Iterative deepening from the root; the result is the main thread's
+    /// (a helper's is not used). Each completed iteration is reported.
     fn iterate(&mut self, report: &mut dyn FnMut(Info)) -> SearchResult {
         let root = self.request.position;
-        self.tables.tt.new_search();
         let mut moves = root.legal_moves();
         let searchmoves = &self.request.limits.searchmoves;
         if !searchmoves.is_empty() {
             moves.retain(|mv| searchmoves.contains(&mv));
         }
         let tt_move = self
-            .tables
             .tt
             .probe(root.key(), 0)
             .and_then(|entry| entry.best_move);
-        self.tables.history.order(&root, &mut moves, tt_move, 0);
+        self.history.order(&root, moves.as_mut_slice(), tt_move, 0);
         let mut root_moves: Vec<RootMove> = moves
             .iter()
             .map(|&mv| RootMove {
@@ -354,7 +422,10 @@ impl<'a> Searcher<'a> {
         let lines = self.request.settings.multipv.clamp(1, root_moves.len());
 
         for depth in 1..=max_depth {
-            self.may_stop = depth > 1;
+            if smp::skips(self.thread, depth) {
+                continue;
+            }
+            self.may_stop = self.may_stop || depth > 1;
             for line in 0..lines {
                 let previous = root_moves[line].previous_score;
                 self.aspiration(&mut root_moves, line, depth, previous);
@@ -384,6 +455,10 @@ impl<'a> Searcher<'a> {
             if !completed {
                 break;
             }
+            if self.thread > 0 {
+                continue;
+            }
+            self.sync_nodes();
             for (index, rm) in root_moves.iter().take(lines).enumerate() {
                 report(self.info(depth, index + 1, rm));
             }
@@ -391,12 +466,13 @@ impl<'a> Searcher<'a> {
                 break;
             }
         }
+        self.sync_nodes();
         if outcome.ponder_move.is_none() {
             outcome.ponder_move = outcome
                 .best_move
                 .and_then(|mv| self.ponder_from_tt(&root, mv));
         }
-        outcome.nodes = self.nodes;
+        outcome.nodes = self.total_nodes();
         outcome
     }
 
@@ -526,9 +602,7 @@ impl<'a> Searcher<'a> {
                 } else {
                     Bound::Exact
                 };
-                self.tables
-                    .tt
-                    .store(root.key(), 0, best_move, best, depth, bound);
+                self.tt.store(root.key(), 0, best_move, best, depth, bound);
             }
         }
         best
@@ -598,6 +672,10 @@ impl<'a> Searcher<'a> {
         if position.can_win_next_move() {
             return MATE - ply as i32 - 1;
         }
+        // The cars have passed each other: the race is decided.
+        if let Some(score) = race::decided_race(position, ply) {
+            return score;
+        }
         let mut moves = position.legal_moves();
         if moves.is_empty() {
             return match self.rules {
@@ -609,8 +687,14 @@ impl<'a> Searcher<'a> {
         if let Some(score) = self.prober.as_mut().and_then(|p| p.probe(position, ply)) {
             return score;
         }
+        // A forced move costs no depth: forced sequences are seen to their end.
+        let depth = if moves.len() == 1 {
+            depth + params::FORCED_EXTENSION
+        } else {
+            depth
+        };
         if depth <= 0 || ply >= MAX_PLY {
-            return evaluate_for_side_to_move(position, self.evaluation);
+            return self.evaluate(position);
         }
         // Mate distance pruning: no line from here beats a faster mate.
         alpha = alpha.max(-(MATE - ply as i32));
@@ -620,7 +704,7 @@ impl<'a> Searcher<'a> {
         }
         let pv_node = beta - alpha > 1;
         let key = position.key();
-        let entry = self.tables.tt.probe(key, ply);
+        let entry = self.tt.probe(key, ply);
         if let Some(entry) = entry {
             let fits = match entry.bound {
                 Bound::Exact => true,
@@ -631,17 +715,56 @@ impl<'a> Searcher<'a> {
                 return entry.score;
             }
         }
+        // Null move: if passing still holds beta, a real move will.
+        if !pv_node
+            && depth >= params::NULL_MIN_DEPTH
+            && beta.abs() < MATE_BOUND
+            && self.evaluate(position) >= beta
+        {
+            let null = position.with_side_to_move(side.other());
+            self.push(&null, true);
+            let score = -self.negamax(
+                &null,
+                depth - 1 - params::NULL_REDUCTION,
+                ply + 1,
+                -beta,
+                -beta + 1,
+            );
+            self.pop();
+            if self.stopped {
+                return 0;
+            }
+            if score >= beta {
+                return if score >= MATE_BOUND { beta } else { score };
+            }
+        }
         let tt_move = entry
             .and_then(|e| e.best_move)
             .filter(|&mv| moves.contains(mv));
-        self.tables
-            .history
-            .order(position, &mut moves, tt_move, ply);
+        // The table move is tried first, alone; the others are ordered
+        // only if it does not cut off.
+        let mut ordered = match tt_move.and_then(|mv| moves.iter().position(|&m| m == mv)) {
+            Some(at) => {
+                moves.as_mut_slice()[..=at].rotate_right(1);
+                false
+            }
+            None => {
+                self.history
+                    .order(position, moves.as_mut_slice(), None, ply);
+                true
+            }
+        };
 
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
-        for (index, &mv) in moves.iter().enumerate() {
+        for index in 0..moves.len() {
+            if index == 1 && !ordered {
+                self.history
+                    .order(position, &mut moves.as_mut_slice()[1..], None, ply);
+                ordered = true;
+            }
+            let mv = moves[index];
             let child = position.play(mv);
             self.push(&child, mv.is_irreversible(side));
             let score = if index == 0 {
@@ -649,7 +772,7 @@ impl<'a> Searcher<'a> {
             } else {
                 let reduction = if depth >= params::LMR_MIN_DEPTH
                     && index >= params::LMR_MIN_MOVES
-                    && !self.tables.history.is_killer(ply, mv)
+                    && !self.history.is_killer(ply, mv)
                 {
                     params::LMR_REDUCTION
                 } else {
@@ -679,9 +802,7 @@ impl<'a> Searcher<'a> {
                     head[ply].push(mv);
                     head[ply].extend_from_slice(&tail[0]);
                     if score >= beta {
-                        self.tables
-                            .history
-                            .update(side, ply, depth, mv, &moves[..=index]);
+                        self.history.update(side, ply, depth, mv, &moves[..=index]);
                         break;
                     }
                 }
@@ -694,17 +815,26 @@ impl<'a> Searcher<'a> {
         } else {
             Bound::Upper
         };
-        self.tables
-            .tt
-            .store(key, ply, best_move, best, depth, bound);
+        self.tt.store(key, ply, best_move, best, depth, bound);
         best
+    }
+
+    /// The static evaluation of the current position (the last key),
+    /// drawn towards zero the longer both sides have only moved sideways:
+    /// a position nobody can make progress from is a draw, whatever the
+    /// race looks like.
+    fn evaluate(&self, position: &Position) -> i32 {
+        let eval = evaluate_for_side_to_move(position, self.evaluation);
+        let current = self.keys.len() - 1;
+        let idle = (current - self.window[current]).min(params::DRAW_DECAY_PLIES) as i32;
+        let full = params::DRAW_DECAY_PLIES as i32;
+        eval * (full - idle) / full
     }
 
     /// A reply to `best` to ponder on, from the table.
     fn ponder_from_tt(&self, root: &Position, best: Move) -> Option<Move> {
         let child = root.play(best);
-        self.tables
-            .tt
+        self.tt
             .probe(child.key(), 1)
             .and_then(|entry| entry.best_move)
             .filter(|&mv| child.is_legal(mv))
@@ -718,9 +848,9 @@ impl<'a> Searcher<'a> {
             seldepth: self.seldepth.max(depth as usize),
             multipv,
             score: Score::from_internal(rm.score),
-            nodes: self.nodes,
-            nps: self.nodes.saturating_mul(1_000_000) / micros,
-            hashfull: self.tables.tt.hashfull(),
+            nodes: self.total_nodes(),
+            nps: self.total_nodes().saturating_mul(1_000_000) / micros,
+            hashfull: self.tt.hashfull(),
             tbhits: self.prober.as_ref().map_or(0, |p| p.hits),
             time,
             pv: rm.pv.clone(),

@@ -2,10 +2,11 @@
 //! alpha-beta fast: the best move first gives the most cutoffs.
 
 use super::params::*;
-use crate::board::{Color, Direction, MAX_MOVES, Move, MoveList, Position, SQUARES};
+use crate::board::{Color, Direction, MAX_MOVES, Move, Position, SQUARES};
 
 /// History and killer tables, kept between searches and cleared by
 /// `ucinewgame`.
+#[derive(Clone)]
 pub struct History {
     /// `[side][from square][direction]`: how often the move caused a cutoff.
     scores: [[[i32; 4]; SQUARES]; 2],
@@ -55,7 +56,7 @@ impl History {
     pub fn order(
         &self,
         position: &Position,
-        moves: &mut MoveList,
+        moves: &mut [Move],
         tt_move: Option<Move>,
         ply: usize,
     ) {
@@ -81,8 +82,9 @@ impl History {
         }
         let keyed = &mut keyed[..moves.len()];
         keyed.sort_unstable();
-        let original = *moves;
-        for (slot, &(_, i)) in moves.as_mut_slice().iter_mut().zip(keyed.iter()) {
+        let mut original = [moves[0]; MAX_MOVES];
+        original[..moves.len()].copy_from_slice(moves);
+        for (slot, &(_, i)) in moves.iter_mut().zip(keyed.iter()) {
             *slot = original[i];
         }
     }

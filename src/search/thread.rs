@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::{Mutex, RwLock};
 
-use super::{Info, Request, SearchResult, Signals, TableUse, Tables, search};
+use super::{Info, Request, SearchResult, Signals, TableUse, Tables, search_then};
 use crate::bench::{self, BenchReport};
 use crate::board::{Move, Position, Rules};
 use crate::perft;
@@ -229,13 +229,21 @@ fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>, fault: Op
             log::error!("DODGEM_DEBUG_FAULT=die: the search thread ends on purpose");
             return;
         }
-        let event = catch_unwind(AssertUnwindSafe(|| run_job(shared, job, events, fault)))
-            .unwrap_or_else(|payload| {
+        // Set once a search's result is sent (before its helper threads
+        // end): a panic after it must not be taken for the next job's.
+        let mut answered = false;
+        let event = catch_unwind(AssertUnwindSafe(|| {
+            run_job(shared, job, events, fault, &mut answered)
+        }));
+        let event = match event {
+            Ok(event) => event,
+            Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 log::error!("the search thread's {kind:?} job panicked: {message}");
-                Event::Failed { kind, message }
-            });
-        if events.send(event).is_err() {
+                (!answered).then_some(Event::Failed { kind, message })
+            }
+        };
+        if event.is_some_and(|event| events.send(event).is_err()) {
             break;
         }
     }
@@ -293,8 +301,16 @@ fn table_errors(tables: &TableUse) -> Vec<String> {
         .collect()
 }
 
-fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Fault>) -> Event {
-    match job {
+/// Runs one job; its event, unless already sent (a search sends its result
+/// itself, as soon as it has it, and sets `answered`).
+fn run_job(
+    shared: &Shared,
+    job: Job,
+    events: &Sender<Event>,
+    fault: Option<Fault>,
+    answered: &mut bool,
+) -> Option<Event> {
+    let event = match job {
         Job::Search(mut request) => {
             if fault == Some(Fault::Panic) {
                 panic!("DODGEM_DEBUG_FAULT=panic: the search panics on purpose");
@@ -320,13 +336,23 @@ fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Faul
                     _ => {}
                 }
             };
-            let outcome = search(&request, &mut tables, &shared.signals, &mut report);
-            log::debug!("search done: {outcome:?}");
-            let errors = table_errors(&request.tablebase);
-            if !errors.is_empty() {
-                let _ = events.send(Event::TableErrors(errors));
-            }
-            Event::SearchDone(outcome)
+            let mut finished = |outcome: &SearchResult| {
+                log::debug!("search done: {outcome:?}");
+                let errors = table_errors(&request.tablebase);
+                if !errors.is_empty() {
+                    let _ = events.send(Event::TableErrors(errors));
+                }
+                let _ = events.send(Event::SearchDone(outcome.clone()));
+                *answered = true;
+            };
+            search_then(
+                &request,
+                &mut tables,
+                &shared.signals,
+                &mut report,
+                &mut finished,
+            );
+            return None;
         }
         Job::Perft { position, depth } => {
             let result = perft::divide_until(&position, depth, &shared.signals.stop);
@@ -363,7 +389,8 @@ fn run_job(shared: &Shared, job: Job, events: &Sender<Event>, fault: Option<Faul
             }
             Event::Cleared
         }
-    }
+    };
+    Some(event)
 }
 
 /// The thread that loads table directories (`TablebasePath`), one value
