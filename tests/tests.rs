@@ -20,5 +20,6 @@ mod perft;
 mod referee;
 mod replies;
 mod search;
+mod strength;
 mod tablebase;
 mod transcripts;
