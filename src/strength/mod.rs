@@ -46,7 +46,7 @@ use crate::solver::{self, Tables};
 use crate::tablebase::Layered;
 
 pub use judge::{Class, Sample, Set, Tally, Verdict};
-pub use reach::ReachCounts;
+pub use reach::{ReachCounts, Reached, walk};
 pub use report::Report;
 pub use runner::Answer;
 

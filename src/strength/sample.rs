@@ -28,8 +28,9 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The sampling key of `position` under `seed`.
-fn sample_key(seed: u64, position: &Position) -> u64 {
+/// The sampling key of `position` under `seed`: a pseudo-random number
+/// that the same seed and position always give.
+pub fn sample_key(seed: u64, position: &Position) -> u64 {
     mix(mix(seed.wrapping_add(0x9E37_79B9_7F4A_7C15)) ^ position.key())
 }
 
