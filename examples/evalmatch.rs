@@ -1,10 +1,13 @@
-//! Plays the two evaluation functions against each other in-process, at a
+//! Plays two evaluation functions against each other in-process, at a
 //! fixed node budget per move, from random openings with colours swapped.
 //! This is how the default `Evaluation` was chosen (see README).
 //!
 //! ```text
-//! cargo run --release --example evalmatch -- [size] [games] [nodes] [rules]
+//! cargo run --release --example evalmatch -- [size] [games] [nodes] [rules] [first] [second]
 //! ```
+//!
+//! `first` and `second` name the evaluations (default `race` and
+//! `textbook`).
 
 use dodgem::board::{Color, Rules};
 use dodgem::eval::Evaluation;
@@ -23,21 +26,20 @@ impl Rng {
     }
 }
 
-/// Plays one game; returns the winner's evaluation, or `None` for a draw.
+/// Plays one game; returns the winner's colour, or `None` for a draw.
 fn play(
     opening: Position,
     black: Evaluation,
     white: Evaluation,
     rules: Rules,
     nodes: u64,
-) -> Option<Evaluation> {
+) -> Option<Color> {
     let mut game = Game::new(opening);
     let mut tables = [Tables::new(16), Tables::new(16)];
     for _ply in 0..400 {
         if let Some(outcome) = game.outcome(rules) {
             return match outcome {
-                Outcome::Win(Color::Black, _) => Some(black),
-                Outcome::Win(Color::White, _) => Some(white),
+                Outcome::Win(color, _) => Some(color),
                 Outcome::DrawByRepetition => None,
             };
         }
@@ -77,30 +79,40 @@ fn main() {
     let rules = args
         .get(3)
         .map_or(Rules::Textbook, |a| Rules::from_name(a).expect("rules"));
+    let evaluation = |index: usize, default: Evaluation| {
+        args.get(index)
+            .map_or(default, |a| Evaluation::from_name(a).expect("evaluation"))
+    };
+    let first = evaluation(4, Evaluation::Race);
+    let second = evaluation(5, Evaluation::Textbook);
     let mut rng = Rng(0x00D0_D6E3 + size as u64);
-    let (mut race, mut textbook, mut draws) = (0, 0, 0);
+    let (mut wins, mut losses, mut draws) = (0, 0, 0);
     for _ in 0..games / 2 {
         let mut opening = Position::start(size);
         for _ in 0..4 {
             let moves = opening.legal_moves();
             opening = opening.play(moves[rng.below(moves.len())]);
         }
-        for (black, white) in [
-            (Evaluation::Race, Evaluation::Textbook),
-            (Evaluation::Textbook, Evaluation::Race),
-        ] {
+        for first_plays in [Color::Black, Color::White] {
+            let (black, white) = match first_plays {
+                Color::Black => (first, second),
+                Color::White => (second, first),
+            };
             match play(opening, black, white, rules, nodes) {
-                Some(Evaluation::Race) => race += 1,
-                Some(Evaluation::Textbook) => textbook += 1,
+                Some(winner) if winner == first_plays => wins += 1,
+                Some(_) => losses += 1,
                 None => draws += 1,
             }
         }
     }
-    let played = race + textbook + draws;
-    let points = race as f64 + draws as f64 / 2.0;
+    let played = wins + losses + draws;
+    let points = wins as f64 + draws as f64 / 2.0;
     println!(
-        "{size}x{size} {} {nodes} nodes/move: race {race} - textbook {textbook} - draws {draws} ({:.1}% for race, {played} games)",
+        "{size}x{size} {} {nodes} nodes/move: {} {wins} - {} {losses} - draws {draws} ({:.1}% for {}, {played} games)",
         rules.name(),
-        100.0 * points / played as f64
+        first.name(),
+        second.name(),
+        100.0 * points / played as f64,
+        first.name()
     );
 }

@@ -16,6 +16,11 @@
 //!   is blocked by an opponent's car and a small bonus for the side to
 //!   move. Driving a car off is always progress here, whereas the textbook
 //!   function scores an exit as a loss of the car's square value.
+//! - [`Evaluation::Learned`]: board-size-independent features weighted by
+//!   a fit to solved results ([`learned`]).
+
+pub mod learned;
+mod weights;
 
 use crate::board::{Color, Position, file_of, rank_of, square};
 
@@ -27,16 +32,19 @@ pub enum Evaluation {
     /// Moves-to-go race with blocking penalties (see the module docs).
     #[default]
     Race,
+    /// Features weighted by a fit to solved results (see [`learned`]).
+    Learned,
 }
 
 impl Evaluation {
-    pub const ALL: [Evaluation; 2] = [Evaluation::Race, Evaluation::Textbook];
+    pub const ALL: [Evaluation; 3] = [Evaluation::Race, Evaluation::Textbook, Evaluation::Learned];
 
     /// The option value naming this function.
     pub const fn name(self) -> &'static str {
         match self {
             Evaluation::Textbook => "textbook",
             Evaluation::Race => "race",
+            Evaluation::Learned => "learned",
         }
     }
 
@@ -80,16 +88,27 @@ impl Term {
 
 /// The evaluation of `position` from White's point of view.
 pub fn evaluate(position: &Position, kind: Evaluation) -> i32 {
-    terms(position, kind).iter().map(Term::total).sum()
+    match kind {
+        Evaluation::Learned => from_white(position, learned::evaluate(position)),
+        _ => terms(position, kind).iter().map(Term::total).sum(),
+    }
+}
+
+/// A score from the side to move's point of view turned into White's, or
+/// the other way round.
+fn from_white(position: &Position, score: i32) -> i32 {
+    match position.side_to_move() {
+        Color::White => score,
+        Color::Black => -score,
+    }
 }
 
 /// The evaluation from the point of view of the side to move (what a
 /// negamax search wants).
 pub fn evaluate_for_side_to_move(position: &Position, kind: Evaluation) -> i32 {
-    let white = evaluate(position, kind);
-    match position.side_to_move() {
-        Color::White => white,
-        Color::Black => -white,
+    match kind {
+        Evaluation::Learned => learned::evaluate(position),
+        _ => from_white(position, evaluate(position, kind)),
     }
 }
 
@@ -98,7 +117,45 @@ pub fn terms(position: &Position, kind: Evaluation) -> Vec<Term> {
     match kind {
         Evaluation::Textbook => textbook_terms(position),
         Evaluation::Race => race_terms(position),
+        Evaluation::Learned => learned_terms(position),
     }
+}
+
+/// The learned evaluation's features, each with its part of the score:
+/// a side's own features in its column, the joint ones and the side to
+/// move's bonus in the side to move's.
+fn learned_terms(position: &Position) -> Vec<Term> {
+    let mover = position.side_to_move();
+    let n = learned::SIDE_FEATURES.len();
+    let parts = learned::contributions(position);
+    let column = |color: Color, score: i32| {
+        let white = from_white(position, score);
+        match color {
+            Color::White => (white, 0),
+            Color::Black => (0, white),
+        }
+    };
+    let mut out: Vec<Term> = learned::SIDE_FEATURES
+        .iter()
+        .enumerate()
+        .map(|(i, &name)| {
+            let (w_us, b_us) = column(mover, parts[i].1);
+            let (w_them, b_them) = column(mover.other(), parts[n + i].1);
+            Term {
+                name,
+                white: w_us + w_them,
+                black: b_us + b_them,
+            }
+        })
+        .collect();
+    let names = learned::JOINT_FEATURES
+        .iter()
+        .chain(["Car patterns", "Side to move"].iter());
+    for (&name, &(_, score)) in names.zip(&parts[2 * n..]) {
+        let (white, black) = column(mover, score);
+        out.push(Term { name, white, black });
+    }
+    out
 }
 
 /// Squares of `color`'s cars as (file, rank) pairs.
@@ -226,6 +283,28 @@ mod tests {
         assert_eq!(
             evaluate_for_side_to_move(&start, Evaluation::Race),
             evaluate_for_side_to_move(&white_to_move, Evaluation::Race)
+        );
+    }
+
+    #[test]
+    fn learned_terms_add_up_and_colours_are_symmetric() {
+        for text in [
+            "B4/1B3/2BW1/B1W2/1W1W1 b",
+            "B4/1B3/2BW1/B1W2/1W1W1 w",
+            "6/B2W2/1B4/2B1W1/B2W2/1W3B w",
+            "B2/B2/1WW b",
+        ] {
+            let position = parse_position(text).unwrap();
+            let total: i32 = terms(&position, Evaluation::Learned)
+                .iter()
+                .map(Term::total)
+                .sum();
+            assert_eq!(total, evaluate(&position, Evaluation::Learned), "{text}");
+        }
+        let start = Position::start(6);
+        assert_eq!(
+            evaluate_for_side_to_move(&start, Evaluation::Learned),
+            evaluate_for_side_to_move(&start.with_side_to_move(Color::White), Evaluation::Learned)
         );
     }
 

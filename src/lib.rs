@@ -5,8 +5,9 @@
 //! search and the protocol controller ([`engine::run`]); the retrograde
 //! [`solver`] and the solved tables in play ([`tablebase`]); and the
 //! programs that drive engines over pipes: the referee ([`referee`]) and
-//! the browser GUI ([`gui`]), both through [`client`]. The `dodgem` binary
-//! is a thin shell around them.
+//! the browser GUI ([`gui`]), both through [`client`]; and the strength
+//! benchmark against the tables ([`strength`]). The `dodgem` binary is a
+//! thin shell around them.
 //!
 //! ```
 //! use dodgem::{Position, notation, perft::perft};
@@ -31,6 +32,7 @@ pub mod referee;
 pub(crate) mod score;
 pub mod search;
 pub mod solver;
+pub mod strength;
 pub mod tablebase;
 pub(crate) mod time;
 pub(crate) mod tt;

@@ -29,6 +29,8 @@ enum Commands {
     Gui(dodgem::gui::GuiOptions),
     /// Play games between two engines over pipes and report the score.
     Match(Box<dodgem::referee::MatchArgs>),
+    /// Measure an engine's play by search alone against solved tables.
+    Strength(Box<dodgem::strength::StrengthArgs>),
 }
 
 fn main() -> ExitCode {
@@ -59,5 +61,6 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Commands::Solve(args) => args.run(),
         Commands::Gui(args) => args.run(),
         Commands::Match(args) => Ok(args.run()?),
+        Commands::Strength(args) => Ok(args.run()?),
     }
 }

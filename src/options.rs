@@ -153,7 +153,11 @@ pub enum Kind {
 }
 
 const RULE_NAMES: [&str; 2] = [Rules::ALL[0].name(), Rules::ALL[1].name()];
-const EVALUATION_NAMES: [&str; 2] = [Evaluation::ALL[0].name(), Evaluation::ALL[1].name()];
+const EVALUATION_NAMES: [&str; 3] = [
+    Evaluation::ALL[0].name(),
+    Evaluation::ALL[1].name(),
+    Evaluation::ALL[2].name(),
+];
 const ALGORITHM_NAMES: [&str; 3] = [
     Algorithm::ALL[0].name(),
     Algorithm::ALL[1].name(),
@@ -520,7 +524,7 @@ mod tests {
         );
         assert_eq!(
             message("Evaluation", Some("x")),
-            "bad value 'x' for option Evaluation (expected race or textbook)"
+            "bad value 'x' for option Evaluation (expected race or textbook or learned)"
         );
         assert_eq!(
             message("Ponder", Some("yes")),
@@ -577,7 +581,7 @@ mod tests {
                 "option name Clear Hash type button",
                 "option name BoardSize type spin default 3 min 3 max 8",
                 "option name Rules type combo default textbook var textbook var classic",
-                "option name Evaluation type combo default race var race var textbook",
+                "option name Evaluation type combo default race var race var textbook var learned",
                 "option name Move Overhead type spin default 10 min 0 max 5000",
                 "option name Ponder type check default false",
                 "option name MultiPV type spin default 1 min 1 max 21",

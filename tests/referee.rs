@@ -8,7 +8,7 @@
 //! record file from elsewhere (a long match) with the same checks.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -19,17 +19,10 @@ use dodgem::tablebase;
 use dodgem::{Color, Outcome, Position, Rules};
 use serde_json::Value;
 
-use crate::common::{BIN, Output, run, shared};
+use crate::common::{BIN, Output, mock, run, shared};
 
 /// No test match may take longer than this (they take a few seconds).
 const MATCH_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// The command line of a mock engine in `mode`.
-fn mock(mode: &str) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock/engine.py");
-    let script = script.to_string_lossy();
-    format!("python3 {} {mode}", shlex::try_quote(&script).unwrap())
-}
 
 /// The engine under test, as a command line.
 fn engine() -> String {

@@ -22,6 +22,7 @@ mod referee;
 mod reference;
 mod replies;
 mod search;
+mod strength;
 mod tablebase;
 mod textbook;
 mod threads;

@@ -46,11 +46,11 @@ pub struct Settings {
 }
 
 /// What the engine to move answered to `go`.
-struct Reply {
-    bestmove: String,
-    at: Instant,
-    score: Option<Score>,
-    depth: Option<u32>,
+pub(crate) struct Reply {
+    pub bestmove: String,
+    pub at: Instant,
+    pub score: Option<Score>,
+    pub depth: Option<u32>,
 }
 
 /// An ending: the result, why, and a sentence.
@@ -88,7 +88,7 @@ pub fn play(
 
 /// Starts an engine and brings it to a new game: `uci`, its options,
 /// `ucinewgame`, `isready`. An engine at fault is ended before returning.
-fn start_engine(player: &Player, settings: &Settings) -> Result<EngineProcess, Fault> {
+pub(crate) fn start_engine(player: &Player, settings: &Settings) -> Result<EngineProcess, Fault> {
     let mut engine = EngineProcess::spawn(&player.command, Stderr::Discard)
         .map_err(|error| Fault::Exited(format!("could not be started: {error}")))?;
     let started = handshake::handshake(&mut engine, settings.stall_timeout).and_then(|_| {
@@ -249,7 +249,7 @@ fn game_over(settings: &Settings, game: &Game) -> Option<Ending> {
 /// `stall` for the `bestmove` (the move will lose on time, but an engine
 /// that answers is not stalled). Without one (a depth or node limit only),
 /// the whole search must end within `stall`.
-fn wait_for_bestmove(
+pub(crate) fn wait_for_bestmove(
     engine: &mut EngineProcess,
     go: &Written,
     deadline: Option<Duration>,

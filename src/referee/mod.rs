@@ -170,26 +170,32 @@ impl From<String> for MatchError {
 }
 
 /// An engine as the command line gives it, before the probe.
-struct EngineArg<'a> {
+pub(crate) struct EngineArg<'a> {
     /// The flags that configure it, for messages: `engine1`, `option1`.
-    label: &'static str,
-    option_label: &'static str,
-    command: &'a str,
-    name: Option<&'a str>,
-    options: &'a [String],
+    pub label: &'static str,
+    pub option_label: &'static str,
+    pub command: &'a str,
+    pub name: Option<&'a str>,
+    pub options: &'a [String],
 }
 
-/// What the probe learnt: the engine's `id name` and its checked setup.
-struct Probed {
-    command: EngineCommand,
-    id_name: Option<String>,
-    setup: Vec<String>,
+/// What the probe learnt: the engine's `id name`, its checked setup and
+/// the options it advertises.
+pub(crate) struct Probed {
+    pub command: EngineCommand,
+    pub id_name: Option<String>,
+    pub setup: Vec<String>,
+    pub options: Vec<client::OptionSpec>,
 }
 
 /// Starts an engine once, before the match: its command line must start
 /// a process that completes the handshake, and every requested option must
 /// be one it advertises, with a value that fits.
-fn probe(engine: &EngineArg, rules: Rules, stall: Duration) -> Result<Probed, MatchError> {
+pub(crate) fn probe(
+    engine: &EngineArg,
+    rules: Rules,
+    stall: Duration,
+) -> Result<Probed, MatchError> {
     let label = engine.label;
     let command = EngineCommand::parse(engine.command)
         .map_err(|error| MatchError(format!("--{label}: {error}")))?;
@@ -201,22 +207,23 @@ fn probe(engine: &EngineArg, rules: Rules, stall: Duration) -> Result<Probed, Ma
     })?;
     let checked = check_engine(engine, &mut process, rules, stall);
     process.shutdown(handshake::QUIT_GRACE);
-    let (id_name, setup) = checked?;
+    let (info, setup) = checked?;
     Ok(Probed {
         command,
-        id_name,
+        id_name: info.name,
         setup,
+        options: info.options,
     })
 }
 
-/// The probe's handshake and option checks: the engine's `id name` and
-/// its `setoption` lines.
+/// The probe's handshake and option checks: the engine's `id name`, its
+/// `setoption` lines and the options it advertises.
 fn check_engine(
     engine: &EngineArg,
     process: &mut EngineProcess,
     rules: Rules,
     stall: Duration,
-) -> Result<(Option<String>, Vec<String>), MatchError> {
+) -> Result<(handshake::EngineInfo, Vec<String>), MatchError> {
     let label = engine.label;
     let info = handshake::handshake(process, stall)
         .map_err(|fault| MatchError(format!("--{label} '{}': {fault}", engine.command)))?;
@@ -247,11 +254,11 @@ fn check_engine(
             .map_err(|error| MatchError(format!("--{} {setting}: {error}", engine.option_label)))?;
         setup.push(line);
     }
-    Ok((info.name, setup))
+    Ok((info, setup))
 }
 
 /// The program's file name, for an engine that gives no `id name`.
-fn program_name(command: &EngineCommand) -> String {
+pub(crate) fn program_name(command: &EngineCommand) -> String {
     let program = command.program();
     Path::new(program).file_name().map_or_else(
         || program.to_string(),

@@ -593,6 +593,13 @@ impl Rng {
     }
 }
 
+/// The command line of a mock engine of `tests/mock/engine.py` in `mode`.
+pub fn mock(mode: &str) -> String {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mock/engine.py");
+    let script = script.to_string_lossy();
+    format!("python3 {} {mode}", shlex::try_quote(&script).unwrap())
+}
+
 /// A fresh, empty directory for one test's files, named after it.
 pub fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("dodgem-test-{name}-{}", std::process::id()));

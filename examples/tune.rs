@@ -1,0 +1,634 @@
+//! The tuner of the learned evaluation (`Evaluation learned`): fits its
+//! weights to the solved results of positions drawn from layered tables,
+//! checks them on positions held out of the fit, and writes them to
+//! `src/eval/weights.rs`.
+//!
+//! ```text
+//! cargo run --release --example tune -- \
+//!     --tables 4x4-textbook:1 --tables 4x4-classic:1 \
+//!     --tables 5x5-textbook:0.01 --tables 5x5-classic:0.01 \
+//!     --write src/eval/weights.rs
+//! ```
+//!
+//! Each `--tables DIR:RATE` walks every position reachable from the start
+//! of that board (see `dodgem::strength::walk`) and keeps each with
+//! probability RATE, and adds the distinct positions of `--games`
+//! self-play games on that board. A fifth of all positions (chosen by a
+//! hash of the position, so the same ones every run) are held out.
+//! `--data FILE` keeps the positions in a file (written by the first run,
+//! read by the next), so a run that only changes the model skips the
+//! walks and the games.
+//!
+//! The model is an ordered logistic regression: a score `s` (the linear
+//! features plus the values of the cars' patterns, see
+//! `dodgem::eval::learned`) with two cut points `c1 < c2`, so that the side
+//! to move loses with probability `σ(c1 - s)`, wins with `1 - σ(c2 - s)`
+//! and draws otherwise. The fit minimises the negative log-likelihood
+//! (each source of positions weighted equally, an L2 penalty on the
+//! pattern values) with Adam over shuffled mini-batches. The evaluation is
+//! `s` less the middle of the cut points, times [`SCALE`]: 0 is the middle
+//! of the draw band.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use clap::Parser;
+use dodgem::Position;
+use dodgem::eval::{self, Evaluation, learned};
+use dodgem::notation::{format_position, parse_position};
+use dodgem::solver::{Dtz, Tables};
+use dodgem::strength::sample::{self, SelfPlay, sample_key};
+use dodgem::strength::walk;
+
+const F: usize = learned::FEATURES;
+const P: usize = learned::PATTERNS;
+
+/// Evaluation units per unit of the fitted score (a logit).
+const SCALE: f64 = 100.0;
+
+#[derive(Parser)]
+#[command(about = "Fit the learned evaluation's weights to solved tables")]
+struct Args {
+    /// A directory of layered tables of a whole board, and the share of
+    /// its reachable positions to use: `DIR:RATE` (RATE 1 by default).
+    #[arg(long, value_name = "DIR[:RATE]")]
+    tables: Vec<String>,
+    /// Self-play games per table directory, whose distinct positions are
+    /// used too.
+    #[arg(long, default_value_t = 400)]
+    games: usize,
+    /// Nodes a move in the self-play games.
+    #[arg(long, default_value_t = 5_000)]
+    game_nodes: u64,
+    /// Seed for the samples, the held-out split, the games and the fit.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Keep the positions in this file: read it if it exists (then
+    /// `--tables` is not needed), else collect them and write it.
+    #[arg(long, value_name = "FILE")]
+    data: Option<PathBuf>,
+    /// Passes over the training positions.
+    #[arg(long, default_value_t = 30)]
+    epochs: usize,
+    /// Positions per optimiser step.
+    #[arg(long, default_value_t = 1024)]
+    batch: usize,
+    /// Adam's step size at the start (it falls linearly to a tenth).
+    #[arg(long, default_value_t = 0.01)]
+    rate: f64,
+    /// L2 penalty on the pattern values.
+    #[arg(long, default_value_t = 1e-4)]
+    l2: f64,
+    /// Fit the linear features only (all pattern values 0).
+    #[arg(long)]
+    no_patterns: bool,
+    /// Threads for the walks and the games.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Write the fitted weights to this Rust file.
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+}
+
+/// A position of the data: where it came from and its solved result for
+/// the side to move (0 loss, 1 draw, 2 win).
+struct Record {
+    source: usize,
+    position: Position,
+    y: u8,
+}
+
+/// The sources' names and their positions.
+struct Data {
+    sources: Vec<String>,
+    records: Vec<Record>,
+}
+
+fn result_of(value: Dtz) -> u8 {
+    match value {
+        Dtz::Loss(_) => 0,
+        Dtz::Draw => 1,
+        Dtz::Win(_) => 2,
+    }
+}
+
+fn collect(args: &Args) -> Result<Data, String> {
+    let mut data = Data {
+        sources: Vec::new(),
+        records: Vec::new(),
+    };
+    if args.tables.is_empty() {
+        return Err("give --tables (or --data with a file from an earlier run)".into());
+    }
+    for spec in &args.tables {
+        let (dir, rate) = match spec.rsplit_once(':') {
+            Some((dir, rate)) => (
+                dir,
+                rate.parse::<f64>()
+                    .map_err(|e| format!("bad rate in {spec}: {e}"))?,
+            ),
+            None => (spec.as_str(), 1.0),
+        };
+        if !(rate > 0.0 && rate <= 1.0) {
+            return Err(format!("the rate in {spec} must be in (0, 1]"));
+        }
+        let tables = Tables::open(Path::new(dir)).map_err(|e| e.to_string())?;
+        let kind = tables.kind();
+        let n = kind.size;
+        let threshold = (rate * u64::MAX as f64) as u64;
+        let source = data.sources.len();
+        let found = Mutex::new(Vec::new());
+        let seed = args.seed;
+        walk(
+            &tables,
+            args.threads,
+            &|reached| {
+                if sample_key(seed, &reached.position) <= threshold
+                    && reached.position.count_moves() > 0
+                {
+                    found.lock().unwrap().push(Record {
+                        source,
+                        position: reached.position,
+                        y: result_of(reached.value),
+                    });
+                }
+            },
+            &mut |_, _| {},
+        )
+        .map_err(|e| e.to_string())?;
+        let mut records = found.into_inner().unwrap();
+        // The walk's threads add in any order: sort for a reproducible fit.
+        records.sort_by_key(|r| sample_key(seed, &r.position));
+        eprintln!("{dir}: {} reachable positions", records.len());
+        data.records.extend(records);
+        data.sources
+            .push(format!("{n}x{n} {} reachable", kind.rules.name()));
+        if args.games > 0 {
+            let plan = SelfPlay {
+                size: n,
+                rules: kind.rules,
+                games: args.games,
+                opening_plies: 4,
+                nodes: args.game_nodes,
+                seed: args.seed,
+                threads: args.threads,
+            };
+            let source = data.sources.len();
+            let mut count = 0;
+            for position in sample::self_play(&plan, &|| {})? {
+                if position.count_moves() == 0 {
+                    continue;
+                }
+                let value = tables
+                    .probe(&position)
+                    .map_err(|e| e.to_string())?
+                    .ok_or("a game position is not in the tables")?;
+                data.records.push(Record {
+                    source,
+                    position,
+                    y: result_of(value),
+                });
+                count += 1;
+            }
+            eprintln!("{dir}: {count} self-play positions");
+            data.sources
+                .push(format!("{n}x{n} {} games", kind.rules.name()));
+        }
+    }
+    Ok(data)
+}
+
+/// The data file: the sources' names, a blank line, then one position a
+/// line: source number, result, position string (tab-separated).
+fn write_data(path: &Path, data: &Data) -> Result<(), String> {
+    let error = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let mut out = BufWriter::new(std::fs::File::create(path).map_err(error)?);
+    for name in &data.sources {
+        writeln!(out, "{name}").map_err(error)?;
+    }
+    writeln!(out).map_err(error)?;
+    for r in &data.records {
+        writeln!(
+            out,
+            "{}\t{}\t{}",
+            r.source,
+            r.y,
+            format_position(&r.position)
+        )
+        .map_err(error)?;
+    }
+    out.flush().map_err(error)
+}
+
+fn read_data(path: &Path) -> Result<Data, String> {
+    let error = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let file = std::io::BufReader::new(std::fs::File::open(path).map_err(error)?);
+    let mut data = Data {
+        sources: Vec::new(),
+        records: Vec::new(),
+    };
+    let mut in_header = true;
+    for line in file.lines() {
+        let line = line.map_err(error)?;
+        if in_header {
+            if line.is_empty() {
+                in_header = false;
+            } else {
+                data.sources.push(line);
+            }
+            continue;
+        }
+        let bad = || format!("{}: bad line '{line}'", path.display());
+        let mut fields = line.split('\t');
+        let source = fields.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        let y = fields.next().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        let position = fields
+            .next()
+            .and_then(|s| parse_position(s).ok())
+            .ok_or_else(bad)?;
+        data.records.push(Record {
+            source,
+            position,
+            y,
+        });
+    }
+    Ok(data)
+}
+
+/// A position ready for the fit: standardised features and its cars'
+/// patterns (ours below `P`, theirs from `P`).
+struct Example {
+    z: [f32; F],
+    patterns: Vec<u16>,
+    y: u8,
+    source: usize,
+    weight: f64,
+    held_out: bool,
+    /// The race evaluation (in hundreds), for comparison.
+    race: f32,
+}
+
+/// The inputs of the learned model: the standardised features.
+fn features_of(e: &Example) -> &[f32] {
+    &e.z
+}
+
+/// The input of the comparison model: the race evaluation.
+fn race_of(e: &Example) -> &[f32] {
+    std::slice::from_ref(&e.race)
+}
+
+/// Which inputs a model reads from an example.
+type InputsOf = fn(&Example) -> &[f32];
+
+/// Salt for the held-out split's hash (different from the sampling's).
+const SPLIT_SALT: u64 = 0x5EED_5EED_0000_0001;
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Negative log-likelihood of result `y` at score `s` with cut points
+/// `c1 < c2`, and its derivatives in `s`, `c1` and `c2`.
+fn loss(s: f64, c1: f64, c2: f64, y: u8) -> (f64, f64, f64, f64) {
+    let (a, b) = (sigmoid(c1 - s), sigmoid(c2 - s));
+    const TINY: f64 = 1e-12;
+    match y {
+        0 => (-(a.max(TINY)).ln(), 1.0 - a, -(1.0 - a), 0.0),
+        2 => (-((1.0 - b).max(TINY)).ln(), -b, 0.0, b),
+        _ => {
+            let p = (b - a).max(TINY);
+            let (da, db) = (a * (1.0 - a), b * (1.0 - b));
+            (-p.ln(), (db - da) / p, da / p, -db / p)
+        }
+    }
+}
+
+/// The most likely result at score `s`.
+fn predict(s: f64, c1: f64, c2: f64) -> u8 {
+    let lose = sigmoid(c1 - s);
+    let win = 1.0 - sigmoid(c2 - s);
+    let draw = 1.0 - lose - win;
+    if lose >= draw && lose >= win {
+        0
+    } else if win >= draw {
+        2
+    } else {
+        1
+    }
+}
+
+/// Parameters: linear weights on standardised features, pattern values,
+/// the first cut point and the log of the gap to the second.
+#[derive(Clone)]
+struct Model {
+    w: Vec<f64>,
+    patterns: Vec<f64>,
+    c1: f64,
+    gap: f64,
+}
+
+impl Model {
+    fn new(inputs: usize) -> Model {
+        Model {
+            w: vec![0.0; inputs],
+            patterns: vec![0.0; 2 * P],
+            c1: -1.0,
+            gap: 0.7,
+        }
+    }
+
+    fn cuts(&self) -> (f64, f64) {
+        (self.c1, self.c1 + self.gap.exp())
+    }
+
+    fn score(&self, z: &[f32], patterns: &[u16]) -> f64 {
+        let linear: f64 = self.w.iter().zip(z).map(|(w, &z)| w * f64::from(z)).sum();
+        let cars: f64 = patterns
+            .iter()
+            .map(|&p| self.patterns[usize::from(p)])
+            .sum();
+        linear + cars
+    }
+}
+
+/// A small deterministic generator for the shuffles (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+    }
+}
+
+/// Adam over mini-batches of the training examples. `use_patterns` false
+/// keeps every pattern value at 0; `score` gives the inputs.
+fn fit(
+    examples: &[Example],
+    inputs: usize,
+    args: &Args,
+    use_patterns: bool,
+    z_of: InputsOf,
+) -> Model {
+    let mut model = Model::new(inputs);
+    let dense = inputs + 2;
+    let total = dense + 2 * P;
+    let (mut m, mut v) = (vec![0.0; total], vec![0.0; total]);
+    let (beta1, beta2, eps) = (0.9, 0.999, 1e-8);
+    let mut order: Vec<usize> = (0..examples.len())
+        .filter(|&i| !examples[i].held_out)
+        .collect();
+    let train_weight: f64 = order.iter().map(|&i| examples[i].weight).sum();
+    let mut rng = Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let steps_per_epoch = order.len().div_ceil(args.batch);
+    let all_steps = (args.epochs * steps_per_epoch).max(1);
+    let mut step: i32 = 0;
+    for _ in 0..args.epochs {
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        for batch in order.chunks(args.batch) {
+            step += 1;
+            let rate = args.rate * (1.0 - 0.9 * step as f64 / all_steps as f64);
+            let mut grad = vec![0.0; total];
+            let (c1, c2) = model.cuts();
+            // Each batch stands for its share of the whole training set.
+            let batch_weight: f64 = batch.iter().map(|&i| examples[i].weight).sum();
+            let norm = 1.0 / batch_weight.max(1e-300);
+            for &i in batch {
+                let e = &examples[i];
+                let patterns: &[u16] = if use_patterns { &e.patterns } else { &[] };
+                let z = z_of(e);
+                let s = model.score(z, patterns);
+                let (_, ds, dc1, dc2) = loss(s, c1, c2, e.y);
+                let g = e.weight * norm;
+                for (k, &z) in z.iter().enumerate() {
+                    grad[k] += g * ds * f64::from(z);
+                }
+                grad[inputs] += g * (dc1 + dc2);
+                grad[inputs + 1] += g * dc2 * model.gap.exp();
+                for &p in patterns {
+                    grad[dense + usize::from(p)] += g * ds;
+                }
+            }
+            if use_patterns {
+                // The penalty, spread over the steps of an epoch.
+                let l2 = args.l2 * batch_weight / train_weight * steps_per_epoch as f64;
+                for (k, value) in model.patterns.iter().enumerate() {
+                    grad[dense + k] += l2 * value;
+                }
+            }
+            for k in 0..total {
+                if grad[k] == 0.0 && m[k] == 0.0 {
+                    continue;
+                }
+                m[k] = beta1 * m[k] + (1.0 - beta1) * grad[k];
+                v[k] = beta2 * v[k] + (1.0 - beta2) * grad[k] * grad[k];
+                let mh = m[k] / (1.0 - beta1.powi(step));
+                let vh = v[k] / (1.0 - beta2.powi(step));
+                let delta = rate * mh / (vh.sqrt() + eps);
+                match k {
+                    k if k < inputs => model.w[k] -= delta,
+                    k if k == inputs => model.c1 -= delta,
+                    k if k == inputs + 1 => model.gap -= delta,
+                    k => model.patterns[k - dense] -= delta,
+                }
+            }
+        }
+    }
+    model
+}
+
+/// Mean loss and accuracy per source, on held-out or training examples.
+fn measure(
+    model: &Model,
+    examples: &[Example],
+    sources: usize,
+    held_out: bool,
+    use_patterns: bool,
+    z_of: InputsOf,
+) -> Vec<(f64, f64, usize)> {
+    let (c1, c2) = model.cuts();
+    let mut out = vec![(0.0, 0.0, 0usize); sources];
+    for e in examples.iter().filter(|e| e.held_out == held_out) {
+        let patterns: &[u16] = if use_patterns { &e.patterns } else { &[] };
+        let s = model.score(z_of(e), patterns);
+        let entry = &mut out[e.source];
+        entry.0 += loss(s, c1, c2, e.y).0;
+        entry.1 += f64::from(u8::from(predict(s, c1, c2) == e.y));
+        entry.2 += 1;
+    }
+    out.into_iter()
+        .map(|(loss, right, count)| {
+            let n = count.max(1) as f64;
+            (loss / n, right / n, count)
+        })
+        .collect()
+}
+
+/// Formats a table of numbers for the weights file.
+fn rust_array(values: &[i32], per_line: usize) -> String {
+    let mut out = String::new();
+    for chunk in values.chunks(per_line) {
+        let line: Vec<String> = chunk.iter().map(i32::to_string).collect();
+        let _ = writeln!(out, "    {},", line.join(", "));
+    }
+    out
+}
+
+fn main() -> Result<(), String> {
+    let args = Args::parse();
+    let data = match &args.data {
+        Some(path) if path.exists() => read_data(path)?,
+        other => {
+            let data = collect(&args)?;
+            if let Some(path) = other {
+                write_data(path, &data)?;
+            }
+            data
+        }
+    };
+    let sources = data.sources.len();
+    let mut per_source = vec![0usize; sources];
+    let mut raw = Vec::with_capacity(data.records.len());
+    for r in &data.records {
+        let held_out = sample_key(args.seed ^ SPLIT_SALT, &r.position).is_multiple_of(5);
+        if !held_out {
+            per_source[r.source] += 1;
+        }
+        let (features, patterns) = learned::analyse(&r.position);
+        let mut list: Vec<u16> = patterns.ours().to_vec();
+        list.extend(patterns.theirs().iter().map(|&p| p + P as u16));
+        raw.push((features, list, held_out));
+    }
+    // Standardise by the training positions (each source weighs the same).
+    let weight_of = |source: usize| 1.0 / (per_source[source].max(1) * sources) as f64;
+    let mut mean = [0.0f64; F];
+    let mut deviation = [0.0f64; F];
+    for (r, (features, _, held_out)) in data.records.iter().zip(&raw) {
+        if !held_out {
+            for i in 0..F {
+                mean[i] += weight_of(r.source) * f64::from(features[i]);
+            }
+        }
+    }
+    for (r, (features, _, held_out)) in data.records.iter().zip(&raw) {
+        if !held_out {
+            for i in 0..F {
+                deviation[i] += weight_of(r.source) * (f64::from(features[i]) - mean[i]).powi(2);
+            }
+        }
+    }
+    let deviation = deviation.map(|v| if v > 1e-12 { v.sqrt() } else { 1.0 });
+    let examples: Vec<Example> = data
+        .records
+        .iter()
+        .zip(raw)
+        .map(|(r, (features, patterns, held_out))| Example {
+            z: std::array::from_fn(|i| ((f64::from(features[i]) - mean[i]) / deviation[i]) as f32),
+            patterns,
+            y: r.y,
+            source: r.source,
+            weight: weight_of(r.source),
+            held_out,
+            race: eval::evaluate_for_side_to_move(&r.position, Evaluation::Race) as f32 / 100.0,
+        })
+        .collect();
+    eprintln!("{} positions, fitting", examples.len());
+
+    let use_patterns = !args.no_patterns;
+    let model = fit(&examples, F, &args, use_patterns, features_of);
+    let race_model = fit(&examples, 1, &args, false, race_of);
+    let held = measure(&model, &examples, sources, true, use_patterns, features_of);
+    let trained = measure(&model, &examples, sources, false, use_patterns, features_of);
+    let race_held = measure(&race_model, &examples, sources, true, false, race_of);
+    println!("held-out positions: loss (nats) and accuracy, learned (train loss) vs race");
+    for (i, name) in data.sources.iter().enumerate() {
+        println!(
+            "{:<26} {:>7} learned {:.4} {:.1}% ({:.4}), race {:.4} {:.1}%",
+            name,
+            held[i].2,
+            held[i].0,
+            100.0 * held[i].1,
+            trained[i].0,
+            race_held[i].0,
+            100.0 * race_held[i].1,
+        );
+    }
+
+    // Back to raw features, in evaluation units, centred on the draw band.
+    let (c1, c2) = model.cuts();
+    let mut offset = -(c1 + c2) / 2.0;
+    let mut weights_out = [0i32; F];
+    for i in 0..F {
+        let w = model.w[i] / deviation[i];
+        offset -= w * mean[i];
+        weights_out[i] = (SCALE * w).round() as i32;
+    }
+    let patterns_out: Vec<i32> = model
+        .patterns
+        .iter()
+        .map(|&v| ((SCALE * v).round() as i32).clamp(i32::from(i16::MIN), i32::from(i16::MAX)))
+        .collect();
+    let bias = (SCALE * offset).round() as i32;
+    println!(
+        "draw band: +-{:.0} evaluation units; side to move bias {bias}",
+        SCALE * (c2 - c1) / 2.0
+    );
+    for (i, w) in weights_out.iter().enumerate() {
+        println!("{:>6}  {}", w, learned::feature_name(i));
+    }
+    let used = patterns_out.iter().filter(|&&v| v != 0).count();
+    println!("pattern values: {used} of {} not zero", 2 * P);
+    if let Some(path) = &args.write {
+        let mut text = format!(
+            "//! Weights of the learned evaluation, written by the tuner\n\
+             //! (`cargo run --release --example tune`, see the README); do not\n\
+             //! edit by hand.\n\
+             //!\n\
+             //! Fitted with: {}\n\n",
+            std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+        );
+        let _ = writeln!(
+            text,
+            "/// The score, in evaluation units, of a position whose features are all\n\
+             /// zero: the side to move's bonus.\n\
+             pub const BIAS: i32 = {bias};\n\
+             /// Evaluation units per unit of each feature, in the order of\n\
+             /// `learned::feature_name`.\n\
+             pub const WEIGHTS: [i32; super::learned::FEATURES] = ["
+        );
+        for (i, w) in weights_out.iter().enumerate() {
+            let _ = writeln!(text, "    {w}, // {}", learned::feature_name(i));
+        }
+        text.push_str("];\n");
+        for (name, doc, values) in [
+            (
+                "OUR_PATTERNS",
+                "/// The value of each neighbourhood pattern of one of the side to move's\n\
+                 /// cars (`learned::pattern`), in evaluation units.",
+                &patterns_out[..P],
+            ),
+            (
+                "THEIR_PATTERNS",
+                "/// The same for the other side's cars.",
+                &patterns_out[P..],
+            ),
+        ] {
+            let _ = writeln!(
+                text,
+                "{doc}\n#[rustfmt::skip]\npub static {name}: [i16; super::learned::PATTERNS] = ["
+            );
+            text.push_str(&rust_array(values, 16));
+            text.push_str("];\n");
+        }
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

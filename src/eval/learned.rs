@@ -1,0 +1,419 @@
+//! The learned evaluation: features that mean the same on every board
+//! size, weighted by a fit to the solved results of 4 x 4 and 5 x 5
+//! positions (`cargo run --release --example tune`, see the README).
+//!
+//! Features are taken from the point of view of the side to move ("us")
+//! against the other side ("them"): for each side the same list of counts
+//! (moves still to make, cars, cars blocked, lanes, mobility...), then
+//! terms of the two together (the race between them, cars whose paths
+//! still cross). On top of these linear terms, each car adds the learned
+//! value of its neighbourhood pattern ([`pattern`]): what stands on the
+//! six squares ahead of it and beside it, and how far it is from its exit,
+//! all in the car's own frame, so a pattern means the same on every board
+//! and for either colour. The fitted function predicts the result for the
+//! side to move; its value, in evaluation units, is what the search uses.
+
+use crate::board::{Color, Position, file_of, rank_of};
+
+use super::weights;
+
+/// Features of one side.
+pub const SIDE_FEATURES: [&str; 10] = [
+    "moves to go",
+    "cars on the board",
+    "blocked, adjacent",
+    "blocked, two away",
+    "opponents in the lanes",
+    "own car in front",
+    "cars on the exit line",
+    "mobility",
+    "forward moves",
+    "free lanes",
+];
+
+/// Features of the two sides together.
+pub const JOINT_FEATURES: [&str; 9] = [
+    "crossings we reach first",
+    "crossings they reach first",
+    "crossings reached together",
+    "race lead",
+    "race lead <= -2",
+    "race lead -1",
+    "race lead 0",
+    "race lead 1",
+    "race lead >= 2",
+];
+
+/// Number of features: ours, theirs, then the joint ones.
+pub const FEATURES: usize = 2 * SIDE_FEATURES.len() + JOINT_FEATURES.len();
+
+/// Squares of a car's neighbourhood pattern, in its own frame
+/// (steps ahead, steps across): ahead, two ahead, beside on either side,
+/// and diagonally ahead on either side.
+const PATTERN_SQUARES: [(i32, i32); 6] = [(1, 0), (2, 0), (0, 1), (0, -1), (1, 1), (1, -1)];
+/// States of a pattern square: empty (or past the exit), own car,
+/// opponent's car, off the board beside the lanes.
+const SQUARE_STATES: usize = 4;
+/// Distances to the exit a pattern tells apart: 1, 2, 3, 4 or more.
+const DISTANCES: usize = 4;
+/// Patterns of one car: every state of every square, at every distance.
+pub const PATTERNS: usize = DISTANCES * SQUARE_STATES.pow(PATTERN_SQUARES.len() as u32);
+/// Most cars a side has.
+const MAX_CARS: usize = 8;
+
+/// The name of feature `i` ("us: moves to go", "race lead"...).
+pub fn feature_name(i: usize) -> String {
+    let n = SIDE_FEATURES.len();
+    match i {
+        i if i < n => format!("us: {}", SIDE_FEATURES[i]),
+        i if i < 2 * n => format!("them: {}", SIDE_FEATURES[i - n]),
+        i => JOINT_FEATURES[i - 2 * n].to_string(),
+    }
+}
+
+/// A car in its side's own frame: how far it has come (files for Black,
+/// ranks for White) and its lane (rank for Black, file for White).
+#[derive(Clone, Copy, Debug)]
+struct Car {
+    progress: i32,
+    lane: i32,
+}
+
+/// Cars of one side in its own frame, and an occupancy grid for lookups.
+struct Side {
+    cars: [Car; MAX_CARS],
+    count: usize,
+}
+
+impl Side {
+    fn new(position: &Position, color: Color) -> Side {
+        let mut side = Side {
+            cars: [Car {
+                progress: 0,
+                lane: 0,
+            }; MAX_CARS],
+            count: 0,
+        };
+        let mut bits = position.cars(color);
+        while bits != 0 {
+            let sq = bits.trailing_zeros() as u8;
+            bits &= bits - 1;
+            let (file, rank) = (file_of(sq) as i32, rank_of(sq) as i32);
+            side.cars[side.count] = match color {
+                Color::Black => Car {
+                    progress: file,
+                    lane: rank,
+                },
+                Color::White => Car {
+                    progress: rank,
+                    lane: file,
+                },
+            };
+            side.count += 1;
+        }
+        side
+    }
+
+    fn cars(&self) -> &[Car] {
+        &self.cars[..self.count]
+    }
+}
+
+/// Board occupancy by (file, rank), for both colours.
+struct Board {
+    size: i32,
+    black: u64,
+    white: u64,
+}
+
+impl Board {
+    /// Which colour stands on (`file`, `rank`), if any (none off the board).
+    fn at(&self, file: i32, rank: i32) -> Option<Color> {
+        if file < 0 || rank < 0 || file >= self.size || rank >= self.size {
+            return None;
+        }
+        let bit = 1u64 << (rank * 8 + file);
+        if self.black & bit != 0 {
+            Some(Color::Black)
+        } else if self.white & bit != 0 {
+            Some(Color::White)
+        } else {
+            None
+        }
+    }
+
+    /// What stands `steps` ahead of `car` of `color` (in its own frame:
+    /// `across` squares to the side, positive north for Black, east for
+    /// White).
+    fn ahead(&self, color: Color, car: Car, steps: i32, across: i32) -> Option<Color> {
+        let (progress, lane) = (car.progress + steps, car.lane + across);
+        match color {
+            Color::Black => self.at(progress, lane),
+            Color::White => self.at(lane, progress),
+        }
+    }
+}
+
+/// The neighbourhood pattern of `car` of `color` (see the module docs): a
+/// number below [`PATTERNS`].
+fn pattern(board: &Board, color: Color, car: Car) -> usize {
+    let n = board.size;
+    let mut index = 0;
+    for (ahead, across) in PATTERN_SQUARES {
+        let lane = car.lane + across;
+        let state = if !(0..n).contains(&lane) {
+            3
+        } else if car.progress + ahead >= n {
+            0
+        } else {
+            match board.ahead(color, car, ahead, across) {
+                None => 0,
+                Some(c) if c == color => 1,
+                Some(_) => 2,
+            }
+        };
+        index = index * SQUARE_STATES + state;
+    }
+    let distance = ((n - car.progress) as usize).min(DISTANCES) - 1;
+    distance * SQUARE_STATES.pow(PATTERN_SQUARES.len() as u32) + index
+}
+
+/// The patterns of the cars of both sides: ours, then theirs.
+#[derive(Clone, Copy, Debug)]
+pub struct Patterns {
+    pub us: [u16; MAX_CARS],
+    pub us_count: usize,
+    pub them: [u16; MAX_CARS],
+    pub them_count: usize,
+}
+
+impl Patterns {
+    pub fn ours(&self) -> &[u16] {
+        &self.us[..self.us_count]
+    }
+
+    pub fn theirs(&self) -> &[u16] {
+        &self.them[..self.them_count]
+    }
+}
+
+/// The features of `color`'s side, against the other side, into `out`.
+fn side_features(board: &Board, color: Color, us: &Side, them: &Side, out: &mut [i32]) {
+    let n = board.size;
+    let other = color.other();
+    let mut f = [0i32; SIDE_FEATURES.len()];
+    f[1] = us.count as i32;
+    for &car in us.cars() {
+        f[0] += n - car.progress;
+        let next = board.ahead(color, car, 1, 0);
+        let exits = car.progress == n - 1;
+        f[2] += i32::from(!exits && next == Some(other));
+        f[3] += i32::from(car.progress + 2 < n && board.ahead(color, car, 2, 0) == Some(other));
+        f[5] += i32::from(!exits && next == Some(color));
+        f[6] += i32::from(exits);
+        let forward = exits || next.is_none();
+        f[8] += i32::from(forward);
+        // Sideways: north and south for Black, east and west for White.
+        let side_moves = [-1, 1]
+            .iter()
+            .filter(|&&d| {
+                let lane = car.lane + d;
+                (0..n).contains(&lane) && board.ahead(color, car, 0, d).is_none()
+            })
+            .count() as i32;
+        f[7] += i32::from(forward) + side_moves;
+        let mut blockers = 0;
+        let mut anything = false;
+        for other_car in them.cars() {
+            // The other side's car stands in our lane, ahead of us, in our
+            // frame: its lane coordinate is our progress coordinate.
+            if other_car.lane > car.progress && other_car.progress == car.lane {
+                blockers += 1;
+                anything = true;
+            }
+        }
+        for own in us.cars() {
+            if own.lane == car.lane && own.progress > car.progress {
+                anything = true;
+            }
+        }
+        f[4] += blockers;
+        f[9] += i32::from(!anything);
+    }
+    out.copy_from_slice(&f);
+}
+
+/// Every feature of `position`, from the side to move's point of view.
+pub fn features(position: &Position) -> [i32; FEATURES] {
+    analyse(position).0
+}
+
+/// Every feature of `position` and the patterns of its cars, from the side
+/// to move's point of view.
+pub fn analyse(position: &Position) -> ([i32; FEATURES], Patterns) {
+    let board = Board {
+        size: position.size() as i32,
+        black: position.cars(Color::Black),
+        white: position.cars(Color::White),
+    };
+    let mover = position.side_to_move();
+    let us = Side::new(position, mover);
+    let them = Side::new(position, mover.other());
+    let mut out = [0i32; FEATURES];
+    let n = SIDE_FEATURES.len();
+    side_features(&board, mover, &us, &them, &mut out[..n]);
+    side_features(&board, mover.other(), &them, &us, &mut out[n..2 * n]);
+    let joint = &mut out[2 * n..];
+    // A car of ours at (progress p, lane l) and one of theirs at (P, L) in
+    // their frame: in ours, theirs stands at progress L, lane P and drives
+    // across our lanes. Their paths cross at our progress L, lane l if
+    // L > p (ahead of us) and l > P (ahead of them).
+    for a in us.cars() {
+        for b in them.cars() {
+            if b.lane > a.progress && a.lane > b.progress {
+                let ours = b.lane - a.progress;
+                let theirs = a.lane - b.progress;
+                match ours.cmp(&theirs) {
+                    std::cmp::Ordering::Less => joint[0] += 1,
+                    std::cmp::Ordering::Greater => joint[1] += 1,
+                    std::cmp::Ordering::Equal => joint[2] += 1,
+                }
+            }
+        }
+    }
+    // Positive: we need fewer moves than they do.
+    let lead = out[n] - out[0];
+    let joint = &mut out[2 * n..];
+    joint[3] = lead;
+    joint[4] = i32::from(lead <= -2);
+    joint[5] = i32::from(lead == -1);
+    joint[6] = i32::from(lead == 0);
+    joint[7] = i32::from(lead == 1);
+    joint[8] = i32::from(lead >= 2);
+    let mut patterns = Patterns {
+        us: [0; MAX_CARS],
+        us_count: us.count,
+        them: [0; MAX_CARS],
+        them_count: them.count,
+    };
+    for (slot, &car) in patterns.us.iter_mut().zip(us.cars()) {
+        *slot = pattern(&board, mover, car) as u16;
+    }
+    for (slot, &car) in patterns.them.iter_mut().zip(them.cars()) {
+        *slot = pattern(&board, mover.other(), car) as u16;
+    }
+    (out, patterns)
+}
+
+/// The largest evaluation the learned function gives (well below the
+/// scores of forced wins).
+pub const MAX_EVAL: i32 = 20_000;
+
+/// The learned evaluation from the side to move's point of view.
+pub fn evaluate(position: &Position) -> i32 {
+    let (f, patterns) = analyse(position);
+    let mut sum = weights::BIAS;
+    for (w, x) in weights::WEIGHTS.iter().zip(f) {
+        sum += w * x;
+    }
+    sum += pattern_sum(&patterns);
+    sum.clamp(-MAX_EVAL, MAX_EVAL)
+}
+
+/// What the cars' patterns add, ours and theirs.
+fn pattern_sum(patterns: &Patterns) -> i32 {
+    let ours: i32 = patterns
+        .ours()
+        .iter()
+        .map(|&p| i32::from(weights::OUR_PATTERNS[usize::from(p)]))
+        .sum();
+    let theirs: i32 = patterns
+        .theirs()
+        .iter()
+        .map(|&p| i32::from(weights::THEIR_PATTERNS[usize::from(p)]))
+        .sum();
+    ours + theirs
+}
+
+/// Each feature's contribution, in evaluation units, from the side to
+/// move's point of view, then the cars' patterns and the side to move's
+/// bonus: they add up to [`evaluate`] (short of its bound).
+pub fn contributions(position: &Position) -> Vec<(String, i32)> {
+    let (f, patterns) = analyse(position);
+    let mut out: Vec<(String, i32)> = (0..FEATURES)
+        .map(|i| (feature_name(i), weights::WEIGHTS[i] * f[i]))
+        .collect();
+    out.push(("car patterns".into(), pattern_sum(&patterns)));
+    out.push(("side to move".into(), weights::BIAS));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::parse_position;
+
+    #[test]
+    fn features_of_a_small_position() {
+        // 3 x 3, Black to move: Black a2, b3; White b2 (in front of a2),
+        // c1.
+        let position = parse_position("1B1/BW1/2W b").unwrap();
+        let f = features(&position);
+        let n = SIDE_FEATURES.len();
+        // Black: a2 needs 3 moves, b3 needs 2.
+        assert_eq!(f[0], 5);
+        assert_eq!(f[1], 2);
+        assert_eq!(f[2], 1, "a2 is blocked by b2");
+        assert_eq!(f[4], 1, "one white car in a black lane");
+        assert_eq!(f[6], 0);
+        // Black's moves: a2a1, a2a3, b3c3 (b3 cannot go north: last rank).
+        assert_eq!(f[7], position.count_moves() as i32);
+        assert_eq!(f[8], 1);
+        assert_eq!(f[9], 1, "b3 has a free lane");
+        // White: b2 needs 2 moves, c1 needs 3.
+        assert_eq!(f[n], 5);
+        assert_eq!(f[n + 2], 1, "b2 is blocked by b3");
+        // White's moves: b2c2, c1c2, c1b1 (b2 north and west are taken).
+        assert_eq!(f[n + 7], 3);
+        // Crossings: a2 and c1 cross at c2, which White reaches first (1
+        // move against 2); b3 and c1 at c3, which Black reaches first.
+        assert_eq!(f[2 * n..2 * n + 3], [1, 1, 0]);
+        assert_eq!(f[2 * n + 3], 0, "the race is level");
+        assert_eq!(f[2 * n + 6], 1);
+    }
+
+    #[test]
+    fn features_do_not_depend_on_the_colour_to_move() {
+        // The mirror image (diagonal, colours swapped) has the same
+        // features.
+        let position = parse_position("B3/1WB1/B3/1WW1 b").unwrap();
+        let mirror = parse_position("4/B1W1/B1B1/1W1W w").unwrap();
+        let (a, b) = (analyse(&position), analyse(&mirror));
+        assert_eq!(a.0, b.0);
+        let sorted = |cars: &[u16]| {
+            let mut cars = cars.to_vec();
+            cars.sort_unstable();
+            cars
+        };
+        assert_eq!(sorted(a.1.ours()), sorted(b.1.ours()));
+        assert_eq!(sorted(a.1.theirs()), sorted(b.1.theirs()));
+    }
+
+    #[test]
+    fn patterns_read_the_squares_around_a_car() {
+        // 4 x 4, White to move, White on b2 and d2, Black on a3 and b3.
+        let position = parse_position("4/BB2/1W1W/4 w").unwrap();
+        let (_, patterns) = analyse(&position);
+        let pattern = |states: [usize; 6]| {
+            // Both white cars are 3 moves from the exit (distance bucket 2).
+            let index = states.iter().fold(0, |index, &s| index * SQUARE_STATES + s);
+            (2 * SQUARE_STATES.pow(6) + index) as u16
+        };
+        // b2: ahead b3 (Black), two ahead b4, east c2, west a2, ahead-east
+        // c3 (all empty), ahead-west a3 (Black).
+        assert!(patterns.ours().contains(&pattern([2, 0, 0, 0, 0, 2])));
+        // d2: east of it and ahead-east are off the board.
+        assert!(patterns.ours().contains(&pattern([0, 0, 3, 0, 3, 0])));
+        assert_eq!(patterns.theirs().len(), 2);
+    }
+}

@@ -1,0 +1,310 @@
+//! `dodgem strength` on 4 x 4 tables: the walk over the reachable
+//! positions against a walk with the move generator, the uniform sample,
+//! reproducible reports, perfect play judged perfect, faulty engines and
+//! bad command lines.
+
+use std::collections::{HashSet, VecDeque};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::common::{mock, run, scratch, shared};
+use dodgem::board::{Color, Position, Rules};
+use dodgem::solver::{Dtz, Kind, Plan, Tables, solve_layers};
+use dodgem::strength::sample::{self, Smallest};
+use dodgem::strength::{Class, ReachCounts};
+
+/// No benchmark run here may take longer than this (they take seconds).
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Solves `size` x `size` under `rules` (at most `max_cars` cars a side)
+/// into `dir`.
+fn solve(dir: &Path, size: usize, rules: Rules, max_cars: u32) {
+    let plan = Plan {
+        kind: Kind {
+            size,
+            rules,
+            max_cars,
+        },
+        dir: dir.to_path_buf(),
+        threads: 2,
+        stop_after_layers: None,
+        two_bytes: false,
+    };
+    assert!(!solve_layers(&plan, &mut |_| {}).unwrap().stopped);
+}
+
+/// Every position reachable from the start with both sides on the board,
+/// found with the move generator, and its stored value.
+fn reachable_by_moves(tables: &Tables, size: usize) -> Vec<(Position, Dtz)> {
+    let start = Position::start(size);
+    let mut seen = HashSet::from([start]);
+    let mut queue = VecDeque::from([start]);
+    let mut found = Vec::new();
+    while let Some(position) = queue.pop_front() {
+        if position.cars(Color::Black) == 0 || position.cars(Color::White) == 0 {
+            continue;
+        }
+        found.push((position, tables.probe(&position).unwrap().expect("covered")));
+        for &mv in position.legal_moves().as_slice() {
+            let next = position.play(mv);
+            if seen.insert(next) {
+                queue.push_back(next);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_walk_over_the_tables_finds_every_reachable_position_and_samples_uniformly() {
+    let _cpu = shared();
+    for rules in Rules::ALL {
+        let dir = scratch(&format!("strength-walk-{}", rules.name()));
+        solve(&dir, 4, rules, 3);
+        let tables = Tables::open(&dir).unwrap();
+        let all = reachable_by_moves(&tables, 4);
+        let mut expected = ReachCounts::default();
+        for (position, value) in &all {
+            match value {
+                Dtz::Win(_) => expected.wins += 1,
+                Dtz::Draw => expected.draws += 1,
+                Dtz::Loss(_) => expected.losses += 1,
+            }
+            expected.blocked += u64::from(position.count_moves() == 0);
+        }
+        // 393,900 reachable positions, less the finished games.
+        assert!(expected.positions() > 390_000, "{expected:?}");
+        assert!(expected.blocked > 0);
+        for seed in [1, 2] {
+            let (walked, counts) = sample::reachable(&tables, 40, seed, 2, &mut |_, _| {}).unwrap();
+            assert_eq!(counts, expected, "{}", rules.name());
+            // The sample is the one that all reachable positions, offered in
+            // any order, give: the smallest keys.
+            let offered = Smallest::new(40, seed);
+            for (position, value) in all.iter().rev() {
+                offered.offer(position, *value);
+            }
+            for class in Class::ALL {
+                let sample = walked.take(class);
+                assert_eq!(sample.len(), 40);
+                assert_eq!(sample, offered.take(class), "{} {seed}", rules.name());
+                for (position, value) in sample {
+                    assert_eq!(Class::of(value), Some(class));
+                    assert!(position.count_moves() > 0);
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The table rows of a report: (set, class, positions, kept).
+fn rows(report: &str) -> Vec<(String, String, u64, u64)> {
+    report
+        .lines()
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if words.len() < 4 || !["reachable", "games"].contains(&words[0]) {
+                return None;
+            }
+            Some((
+                words[0].to_string(),
+                words[1].to_string(),
+                words[2].parse().ok()?,
+                words[3].parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn the_benchmark_is_reproducible_and_writes_its_details() {
+    let _cpu = shared();
+    let dir = scratch("strength-cli");
+    solve(&dir.join("tables"), 4, Rules::Textbook, 3);
+    let tables = dir.join("tables").to_string_lossy().into_owned();
+    let details = dir.join("details.tsv").to_string_lossy().into_owned();
+    let args = [
+        "strength",
+        "--tables",
+        &tables,
+        "--nodes",
+        "300",
+        "--positions",
+        "6",
+        "--games",
+        "8",
+        "--game-nodes",
+        "200",
+        "--seed",
+        "5",
+        "--concurrency",
+        "2",
+        "--details",
+        &details,
+    ];
+    let first = run(&args, TIMEOUT);
+    assert!(first.status.success(), "{}{}", first.stdout, first.stderr);
+    let table = rows(&first.stdout);
+    let sets: Vec<(&str, &str)> = table
+        .iter()
+        .map(|(set, class, _, _)| (set.as_str(), class.as_str()))
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            ("reachable", "won"),
+            ("reachable", "drawn"),
+            ("games", "won"),
+            ("games", "drawn")
+        ],
+        "{}",
+        first.stdout
+    );
+    for (_, _, positions, kept) in &table {
+        assert_eq!(*positions, 6);
+        assert!(kept <= positions);
+    }
+    assert!(first.stdout.contains("`go nodes 300`"), "{}", first.stdout);
+    // 4 x 4 textbook: 205,919 won and 48,546 drawn reachable positions.
+    assert!(
+        first.stdout.contains("won 205,919, drawn 48,546"),
+        "{}",
+        first.stdout
+    );
+    let written = std::fs::read_to_string(&details).unwrap();
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 1 + 24);
+    let kept_in_details = lines[1..]
+        .iter()
+        .filter(|line| line.split('\t').nth(6).unwrap().starts_with("kept"))
+        .count() as u64;
+    assert_eq!(
+        kept_in_details,
+        table.iter().map(|row| row.3).sum::<u64>(),
+        "{written}"
+    );
+    for line in &lines[1..] {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), 11, "{line}");
+        let position = dodgem::notation::parse_position(fields[2]).unwrap();
+        assert!(position.is_legal(dodgem::notation::parse_move(fields[4], &position).unwrap()));
+        // A kept move is among the moves that keep the result.
+        let kept = fields[6].starts_with("kept");
+        let keeping = fields[10]
+            .split(' ')
+            .any(|m| m.split(':').next() == Some(fields[4]));
+        assert_eq!(kept, keeping, "{line}");
+    }
+    let second = run(&args, TIMEOUT);
+    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(written, std::fs::read_to_string(&details).unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_engine_playing_from_its_tables_keeps_every_result() {
+    let _cpu = shared();
+    let dir = scratch("strength-perfect");
+    solve(&dir, 4, Rules::Classic, 3);
+    let tables = dir.to_string_lossy().into_owned();
+    // The engine's own 4 x 4 tables, left on, play perfectly.
+    let output = run(
+        &[
+            "strength",
+            "--tables",
+            &tables,
+            "--nodes",
+            "100",
+            "--positions",
+            "20",
+            "--games",
+            "20",
+            "--game-nodes",
+            "200",
+            "--option",
+            "Tablebase=true",
+        ],
+        TIMEOUT,
+    );
+    assert!(output.status.success(), "{}", output.stderr);
+    let table = rows(&output.stdout);
+    assert_eq!(table.len(), 4, "{}", output.stdout);
+    for (set, class, positions, kept) in table {
+        assert_eq!(positions, 20);
+        assert_eq!(kept, 20, "{set} {class}\n{}", output.stdout);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn faulty_engines_and_bad_command_lines() {
+    let _cpu = shared();
+    let dir = scratch("strength-faults");
+    solve(&dir.join("whole"), 4, Rules::Textbook, 3);
+    solve(&dir.join("endgame"), 4, Rules::Textbook, 2);
+    let whole = dir.join("whole").to_string_lossy().into_owned();
+    let endgame = dir.join("endgame").to_string_lossy().into_owned();
+    let base = ["strength", "--positions", "4", "--sets", "reachable"];
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend_from_slice(extra);
+        run(&args, TIMEOUT)
+    };
+
+    // A mock engine that exits at its second `go`: those positions count as
+    // not kept, the engine is started again for the rest.
+    let exits = mock("exit");
+    let output = with(&["--tables", &whole, "--nodes", "10", "--engine", &exits]);
+    assert!(output.status.success(), "{}", output.stderr);
+    assert!(
+        output
+            .stdout
+            .contains("without a legal move from the engine"),
+        "{}",
+        output.stdout
+    );
+    let table = rows(&output.stdout);
+    assert_eq!(table.len(), 2);
+    assert!(table.iter().all(|row| row.2 == 4));
+
+    for (extra, message) in [
+        (
+            vec!["--tables", &whole],
+            "no limit for the searches: give --nodes, --depth or --movetime",
+        ),
+        (
+            vec!["--tables", &endgame, "--nodes", "10"],
+            "holds endgame tables (at most 2 cars a side)",
+        ),
+        (
+            vec!["--tables", "/nonexistent/tables", "--nodes", "10"],
+            "/nonexistent/tables",
+        ),
+        (
+            vec![
+                "--tables",
+                &whole,
+                "--nodes",
+                "10",
+                "--option",
+                "Colour=red",
+            ],
+            "--option Colour=red",
+        ),
+        (
+            vec!["--tables", &whole, "--nodes", "0"],
+            "must be at least 1",
+        ),
+    ] {
+        let output = with(&extra);
+        assert!(!output.status.success(), "{extra:?}");
+        assert!(
+            output.stderr.contains(message),
+            "{extra:?}: {}",
+            output.stderr
+        );
+        assert!(output.stdout.is_empty(), "{extra:?}: {}", output.stdout);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
