@@ -715,10 +715,13 @@ impl<'a> Searcher<'a> {
                 return entry.score;
             }
         }
-        // Null move: if passing still holds beta, a real move will.
+        // Null move: if passing still holds beta, a real move will. (Not
+        // tried where the table already says the score is below beta.)
+        let below_beta = entry.is_some_and(|e| e.bound != Bound::Lower && e.score < beta);
         if !pv_node
             && depth >= params::NULL_MIN_DEPTH
             && beta.abs() < MATE_BOUND
+            && !below_beta
             && self.evaluate(position) >= beta
         {
             let null = position.with_side_to_move(side.other());
