@@ -22,3 +22,4 @@ mod replies;
 mod search;
 mod tablebase;
 mod transcripts;
+mod ugi;
