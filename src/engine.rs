@@ -240,6 +240,9 @@ struct Engine<W: Write> {
     /// may depend on them (`solve` on a table being loaded), and answering
     /// it before the `readyok` it follows would break the order.
     held: VecDeque<Result<Command, ParseError>>,
+    /// Drawn from for each search's `Skill Level` errors; seeded from the
+    /// clock and the process id, so no two sessions play alike.
+    seed: u64,
     /// A `solve` had a built-in table built for it (on the loader thread,
     /// so this thread never stops reading input for a build).
     solve_built: bool,
@@ -276,6 +279,7 @@ impl<W: Write> Engine<W> {
             held: VecDeque::new(),
             solve_built: false,
             quitting: false,
+            seed: first_seed(),
         }
     }
 
@@ -317,6 +321,15 @@ impl<W: Write> Engine<W> {
             log::debug!("the clock ran out: stopping the search");
             self.shared.signals.stop.store(true, Ordering::SeqCst);
         }
+    }
+
+    /// The next seed (splitmix64 steps).
+    fn next_seed(&mut self) -> u64 {
+        self.seed = self.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
     }
 
     /// The dialect in use (UCI until a `ugi` chooses UGI).
@@ -519,6 +532,8 @@ impl<W: Write> Engine<W> {
             Change::Ponder(on) => self.options.ponder = on,
             Change::MultiPv(lines) => self.options.multipv = lines,
             Change::Tablebase(on) => self.options.tablebase = on,
+            Change::ShowWdl(on) => self.options.show_wdl = on,
+            Change::SkillLevel(level) => self.options.skill_level = level,
             Change::TablebasePath(list) => {
                 self.options.tablebase_path.clone_from(&list);
                 self.loads += 1;
@@ -695,12 +710,13 @@ impl<W: Write> Engine<W> {
     }
 
     /// The search a `go` asks for, in the current game under the options.
-    fn search_request(&self, go: &Go, searchmoves: Vec<Move>) -> Request {
+    fn search_request(&mut self, go: &Go, searchmoves: Vec<Move>) -> Request {
         let position = *self.game.position();
         let mut settings = self.options.settings();
         if self.dialect() == Dialect::Ugi {
             settings.move_overhead = settings.move_overhead.max(UGI_MIN_OVERHEAD);
         }
+        settings.skill = settings.skill.with_seed(self.next_seed());
         Request {
             position,
             history: self.game.history(),
@@ -869,7 +885,7 @@ impl<W: Write> Engine<W> {
                 {
                     *fallback = Some(best);
                 }
-                self.say(&info_line(&info))
+                self.say(&info_line(&info, self.options.show_wdl))
             }
             Event::SearchDone(outcome) => {
                 if let Some(Task::Search { pending, .. }) = &mut self.task {
@@ -1055,6 +1071,14 @@ impl<W: Write> Engine<W> {
         let lines = response::eval_lines(self.game.position(), self.options.evaluation);
         self.say_all(&lines)
     }
+}
+
+/// A seed that differs between sessions: the clock and the process id.
+fn first_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as u64);
+    nanos ^ u64::from(std::process::id()).rotate_left(32)
 }
 
 /// "1 move", "2 moves", ...

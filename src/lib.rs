@@ -34,6 +34,7 @@ pub mod solver;
 pub mod tablebase;
 pub(crate) mod time;
 pub(crate) mod tt;
+pub mod wdl;
 mod zobrist;
 
 pub use board::{Color, Move, Outcome, Position, Rules};

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::board::{MAX_MOVES, MAX_SIZE, MIN_SIZE, Rules};
 use crate::eval::Evaluation;
 use crate::protocol::quote;
-use crate::search::Settings;
+use crate::search::{Settings, Skill};
 use crate::tt::TranspositionTable;
 
 /// Every option's default: the one place they are written.
@@ -26,6 +26,9 @@ pub mod defaults {
     pub const TABLEBASE: bool = true;
     /// No table files.
     pub const TABLEBASE_PATH: &str = "";
+    pub const SHOW_WDL: bool = false;
+    /// Full strength.
+    pub const SKILL_LEVEL: u8 = crate::search::Skill::MAX_LEVEL;
 }
 
 /// Largest `Move Overhead`, in milliseconds.
@@ -48,6 +51,10 @@ pub struct Options {
     pub tablebase: bool,
     /// Table files to load (`TablebasePath`), separated as in `PATH`.
     pub tablebase_path: String,
+    /// `UCI_ShowWDL`: win/draw/loss chances on `info` lines.
+    pub show_wdl: bool,
+    /// `Skill Level`: 0 (a beginner) to 20 (full strength).
+    pub skill_level: u8,
 }
 
 impl Default for Options {
@@ -62,6 +69,8 @@ impl Default for Options {
             multipv: defaults::MULTIPV,
             tablebase: defaults::TABLEBASE,
             tablebase_path: defaults::TABLEBASE_PATH.to_string(),
+            show_wdl: defaults::SHOW_WDL,
+            skill_level: defaults::SKILL_LEVEL,
         }
     }
 }
@@ -75,6 +84,7 @@ impl Options {
             multipv: self.multipv,
             move_overhead: self.move_overhead,
             tablebase: self.tablebase,
+            skill: Skill::new(self.skill_level),
         }
     }
 }
@@ -92,6 +102,8 @@ pub enum Change {
     MultiPv(usize),
     Tablebase(bool),
     TablebasePath(String),
+    ShowWdl(bool),
+    SkillLevel(u8),
 }
 
 /// One option: its name, its kind with default and range or choices, and
@@ -134,7 +146,7 @@ const RULE_NAMES: [&str; 2] = [Rules::ALL[0].name(), Rules::ALL[1].name()];
 const EVALUATION_NAMES: [&str; 2] = [Evaluation::ALL[0].name(), Evaluation::ALL[1].name()];
 
 /// Every option, in the order `uci` lists them.
-pub const TABLE: [Spec; 10] = [
+pub const TABLE: [Spec; 12] = [
     Spec {
         name: "Hash",
         kind: Kind::Spin {
@@ -212,6 +224,23 @@ pub const TABLE: [Spec; 10] = [
         kind: Kind::String {
             default: defaults::TABLEBASE_PATH,
             change: Change::TablebasePath,
+        },
+    },
+    // For people and GUIs: win/draw/loss chances, weaker play.
+    Spec {
+        name: "UCI_ShowWDL",
+        kind: Kind::Check {
+            default: defaults::SHOW_WDL,
+            change: Change::ShowWdl,
+        },
+    },
+    Spec {
+        name: "Skill Level",
+        kind: Kind::Spin {
+            default: defaults::SKILL_LEVEL as u64,
+            min: 0,
+            max: Skill::MAX_LEVEL as u64,
+            change: |level| Change::SkillLevel(level as u8),
         },
     },
 ];
@@ -445,6 +474,12 @@ mod tests {
             Ok(Change::TablebasePath(String::new()))
         );
         assert_eq!(
+            check("uci_showwdl", Some("TRUE")),
+            Ok(Change::ShowWdl(true))
+        );
+        assert_eq!(check("Skill Level", Some("0")), Ok(Change::SkillLevel(0)));
+        assert!(check("Skill Level", Some("21")).is_err());
+        assert_eq!(
             check("Threads", Some("2")),
             Err(OptionError::Unknown("Threads".to_string()))
         );
@@ -498,6 +533,8 @@ mod tests {
                 Change::MultiPv(lines) => options.multipv = lines,
                 Change::Tablebase(on) => options.tablebase = on,
                 Change::TablebasePath(path) => options.tablebase_path = path,
+                Change::ShowWdl(on) => options.show_wdl = on,
+                Change::SkillLevel(level) => options.skill_level = level,
                 Change::ClearHash => unreachable!("a button has no default"),
             }
         }
@@ -519,6 +556,8 @@ mod tests {
                 "option name MultiPV type spin default 1 min 1 max 21",
                 "option name Tablebase type check default true",
                 "option name TablebasePath type string default <empty>",
+                "option name UCI_ShowWDL type check default false",
+                "option name Skill Level type spin default 20 min 0 max 20",
             ]
         );
     }

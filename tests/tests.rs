@@ -20,6 +20,8 @@ mod perft;
 mod referee;
 mod replies;
 mod search;
+mod skill;
 mod tablebase;
 mod transcripts;
 mod ugi;
+mod wdl;

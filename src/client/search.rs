@@ -32,6 +32,9 @@ pub struct Info {
     /// principal variation.
     pub multipv: Option<u32>,
     pub score: Option<Score>,
+    /// `wdl <win> <draw> <loss>`: the chances in permille, from the same
+    /// point of view as the score (with `UCI_ShowWDL`).
+    pub wdl: Option<[u32; 3]>,
     pub nodes: Option<u64>,
     pub nps: Option<u64>,
     /// Permille of the hash table in use.
@@ -52,8 +55,8 @@ impl Info {
 }
 
 /// As an engine prints it: `info`, then the fields present in protocol.md's
-/// order (`depth seldepth multipv score nodes nps hashfull tbhits time`),
-/// the variation last.
+/// order (`depth seldepth multipv score wdl nodes nps hashfull tbhits
+/// time`), the variation last.
 impl fmt::Display for Info {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("info")?;
@@ -69,6 +72,9 @@ impl fmt::Display for Info {
         }
         if let Some(score) = self.score {
             write!(f, " score {score}")?;
+        }
+        if let Some([win, draw, loss]) = self.wdl {
+            write!(f, " wdl {win} {draw} {loss}")?;
         }
         let numbers = [
             ("nodes", self.nodes),
@@ -108,6 +114,13 @@ pub fn parse_info(line: &str) -> Option<Info> {
             "hashfull" => info.hashfull = words.next().and_then(|w| w.parse().ok()),
             "tbhits" => info.tbhits = words.next().and_then(|w| w.parse().ok()),
             "time" => info.time = words.next().and_then(|w| w.parse().ok()),
+            "wdl" => {
+                let mut number = || words.next().and_then(|w| w.parse().ok());
+                info.wdl = match (number(), number(), number()) {
+                    (Some(win), Some(draw), Some(loss)) => Some([win, draw, loss]),
+                    _ => None,
+                };
+            }
             "score" => {
                 let kind = words.next();
                 let value = words.next().and_then(|w| w.parse().ok());
@@ -159,6 +172,11 @@ mod tests {
         assert_eq!(info.pv, ["a3b3", "b1b2", "b3c3"]);
         assert!(info.is_principal());
         assert_eq!(info.to_string(), line);
+        let line = "info depth 7 score cp 12 wdl 250 600 150 nodes 900 pv a2b2";
+        let info = parse_info(line).unwrap();
+        assert_eq!(info.wdl, Some([250, 600, 150]));
+        assert_eq!(info.to_string(), line);
+        assert_eq!(parse_info("info wdl 1 2 nodes 5").unwrap().wdl, None);
         let info = parse_info("info score cp -38 lowerbound depth x nodes 5").unwrap();
         assert_eq!(info.score, Some(Score::Cp(-38)));
         assert_eq!(info.depth, None);

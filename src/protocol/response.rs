@@ -159,16 +159,22 @@ pub fn solve_dtz_line(value: Dtz) -> String {
     }
 }
 
-/// An `info depth ... pv ...` line.
-pub fn info_line(info: &Info) -> String {
+/// An `info depth ... pv ...` line, with the win/draw/loss chances after
+/// the score when `show_wdl` (`UCI_ShowWDL`).
+pub fn info_line(info: &Info, show_wdl: bool) -> String {
     let pv: Vec<String> = info.pv.iter().map(|&mv| format_move(Some(mv))).collect();
+    let wdl = if show_wdl {
+        format!(" {}", info.wdl)
+    } else {
+        String::new()
+    };
     let tbhits = if info.tbhits > 0 {
         format!(" tbhits {}", info.tbhits)
     } else {
         String::new()
     };
     format!(
-        "info depth {} seldepth {} multipv {} score {} nodes {} nps {} hashfull {}{tbhits} time {} pv {}",
+        "info depth {} seldepth {} multipv {} score {}{wdl} nodes {} nps {} hashfull {}{tbhits} time {} pv {}",
         info.depth,
         info.seldepth,
         info.multipv,

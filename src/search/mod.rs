@@ -12,6 +12,7 @@
 
 mod ordering;
 mod params;
+mod skill;
 mod tablebase;
 pub mod thread;
 
@@ -24,10 +25,12 @@ use crate::eval::{Evaluation, evaluate_for_side_to_move, moves_to_go};
 use crate::tablebase::{Layered, Table};
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
+use crate::wdl::Wdl;
 
 pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score};
 pub use ordering::History;
 pub use params::MAX_DEPTH;
+pub use skill::Skill;
 
 /// Limits of one search, as `go` gives them. Any combination may be set;
 /// the search stops at the first one reached.
@@ -67,6 +70,9 @@ pub struct Settings {
     pub move_overhead: Duration,
     /// Play from a solved table where one covers the board.
     pub tablebase: bool,
+    /// How well to play (`Skill Level`): full strength, or weaker for
+    /// people (see [`skill`]).
+    pub skill: Skill,
 }
 
 impl Default for Settings {
@@ -138,6 +144,9 @@ pub struct Info {
     pub tbhits: u64,
     pub time: Duration,
     pub pv: Vec<Move>,
+    /// Win/draw/loss chances for the side to move: exact where a table
+    /// decides the position or the score is proven.
+    pub wdl: Wdl,
 }
 
 /// What a finished search found.
@@ -168,6 +177,9 @@ pub fn search(
     signals: &Signals,
     report: &mut dyn FnMut(Info),
 ) -> SearchResult {
+    if !request.settings.skill.is_full() {
+        return skill::play(request, tables, signals, report);
+    }
     let probe = match (&request.table, &request.layered) {
         (Some(table), _) => tablebase::probe_root(request, table, &signals.stop),
         (None, Some(layered)) => tablebase::probe_layered_root(request, layered, &signals.stop),
@@ -191,6 +203,7 @@ pub fn search(
             drawn.layered = None;
             let mut exact = |mut info: Info| {
                 info.score = Score::Cp(DRAW);
+                info.wdl = Wdl::DRAW;
                 info.tbhits = probes;
                 report(info);
             };
@@ -719,6 +732,7 @@ impl<'a> Searcher<'a> {
             tbhits: 0,
             time,
             pv: rm.pv.clone(),
+            wdl: Wdl::from_score(rm.score, &self.request.position),
         }
     }
 }

@@ -12,6 +12,7 @@ use super::{Info, MATE, MAX_PLY, Request, Score, SearchResult};
 use crate::board::{Move, Position};
 use crate::solver::Dtz;
 use crate::tablebase::{Layered, Table, Value, dtz_preference};
+use crate::wdl::Wdl;
 
 /// What the table says about the root.
 pub(super) enum RootProbe {
@@ -95,6 +96,8 @@ fn decided(
             tbhits: probes,
             time,
             pv,
+            // A decided root is a proven win or loss.
+            wdl: Wdl::proven(score).unwrap_or(Wdl::DRAW),
         })
         .collect();
     let main = &infos[0];
