@@ -15,11 +15,12 @@
 //!
 //! where `s` is the score in evaluation units, `a` (>= 0) is how far ahead
 //! a side must be before a win is as likely as not, and `b` how quickly the
-//! chances change with the score. `a` and `b` were fitted, by maximum
-//! likelihood, to the true results of positions whose values the solved
-//! 4 x 4 and 5 x 5 tables know, against the score a search gives them: see
-//! `examples/fitwdl.rs` (which prints the constants below) and the README
-//! for how well the curve predicts positions it was not fitted on.
+//! chances change with the score. Both depend on how far the race has to
+//! go ([`curve`]); their constants were fitted, by maximum likelihood, to
+//! the true results of positions whose values the solved 4 x 4 and 5 x 5
+//! tables know, against the score a search gives them. `examples/fitwdl.rs`
+//! does the fitting and prints the constants below; the README says how
+//! well the curve predicts positions it was not fitted on.
 //!
 //! ```
 //! use dodgem::Position;
@@ -58,6 +59,8 @@ pub const PROVEN: i32 = 29_000;
 /// in the race a small lead decides, early a lead must be large, and a long
 /// race is less certain than a short one. 3 x 3 has no drawn position, so
 /// there `a` is 0. Fitted on 4 x 4 and 5 x 5 (see the module docs).
+/// `A` is in evaluation units; `B` in evaluation units per square root of
+/// a move.
 const A: f64 = 161.2;
 const B: f64 = 8.03;
 

@@ -8,7 +8,8 @@
 //! it unchecked, charging the time from `go` to that line with no margin.
 //! A game ends only when an engine says so, and both engines must then
 //! agree on the result. The test checks the result against the rules
-//! afterwards.
+//! afterwards. The games hold the `timing` lock: a clock is lost at zero,
+//! so no other test may load the machine meanwhile.
 
 use std::time::{Duration, Instant};
 
@@ -16,7 +17,7 @@ use dodgem::game::Game;
 use dodgem::notation::parse_position;
 use dodgem::{Color, Outcome, Rules};
 
-use crate::common::{Engine, LONG, shared};
+use crate::common::{Engine, LONG, timing};
 
 /// A driver's game never runs longer than this (the engines must end
 /// every game themselves; this only keeps a broken build from hanging).
@@ -215,7 +216,9 @@ fn untouched(_ply: usize, mv: String) -> String {
 
 #[test]
 fn two_engines_play_a_whole_game_over_ugi_and_agree_on_the_result() {
-    let _cpu = shared();
+    // The clocks are charged with no margin: no other test of this
+    // binary runs beside these games.
+    let _cpu = timing();
     let started = Instant::now();
     let played = play(
         &[("BoardSize", "5")],
@@ -245,8 +248,34 @@ fn two_engines_play_a_whole_game_over_ugi_and_agree_on_the_result() {
 }
 
 #[test]
+fn a_game_on_a_short_clock_over_ugi_never_runs_out_of_time() {
+    // The clocks are charged with no margin: no other test of this
+    // binary runs beside these games.
+    let _cpu = timing();
+    // Half a second for the whole game, no increment: the engine must
+    // keep its clock above zero however little is left (the driver fails
+    // the game at once if a clock reaches zero).
+    let played = play(
+        &[("BoardSize", "5")],
+        "B4/B4/B4/B4/1WWWW b",
+        500,
+        0,
+        &untouched,
+    );
+    check_by_the_rules(&played, Rules::Textbook);
+    eprintln!(
+        "5x5 on 0.5 s a game: {} after {} plies; least time left {} ms",
+        played.result,
+        played.record.moves.len(),
+        played.least_left
+    );
+}
+
+#[test]
 fn a_drawn_4x4_game_under_classic_rules_ends_by_repetition_over_ugi() {
-    let _cpu = shared();
+    // The clocks are charged with no margin: no other test of this
+    // binary runs beside these games.
+    let _cpu = timing();
     // Both engines play perfectly from the solved 4 x 4 table; the start
     // is a draw, so the game can only end by threefold repetition, which
     // the engines must see themselves.
@@ -259,11 +288,18 @@ fn a_drawn_4x4_game_under_classic_rules_ends_by_repetition_over_ugi() {
     );
     check_by_the_rules(&played, Rules::Classic);
     assert_eq!(played.result, "draw", "{}", played.record.position());
+    eprintln!(
+        "4x4 classic: a draw after {} plies; least time left {} ms",
+        played.record.moves.len(),
+        played.least_left
+    );
 }
 
 #[test]
 fn an_illegal_move_ends_the_game_over_ugi_for_both_engines() {
-    let _cpu = shared();
+    // The clocks are charged with no margin: no other test of this
+    // binary runs beside these games.
+    let _cpu = timing();
     // Player 2's third move is replaced by a move south, which White may
     // never make: the driver appends it unchecked, and both engines must
     // end the game there, won by player 1.
