@@ -139,11 +139,13 @@ fn every_line_the_engine_writes_reads_back_to_the_same_values() {
         seen, [true; 5],
         "tbhits, multipv 2, bestmove (none), info string and wdl all seen in:\n{lines:#?}"
     );
+    engine.quit();
+    check_ugi_lines();
 }
 
-#[test]
-fn every_line_the_engine_writes_in_ugi_reads_back_to_the_same_values() {
-    let _cpu = shared();
+/// The lines of a UGI session: `ugiok`, `response` to every question,
+/// a `bestmove` of exactly two words.
+fn check_ugi_lines() {
     let mut engine = Engine::start();
     engine.send("ugi");
     let (handshake, _) = engine.read_until(|line| line == "ugiok", LONG);
