@@ -35,7 +35,7 @@ use super::store::{Dtz, LayerError, Tables, Values};
 use crate::board::{self, Color, Position};
 
 /// Slots a tile of the closure holds (about: whole rows).
-const TILE_SLOTS: u64 = 1 << 18;
+const TILE_SLOTS: u64 = 1 << 14;
 
 /// A bitmap over the slots of a layer, zeroed lazily by the system.
 struct Bits(Vec<u64>);
