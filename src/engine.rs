@@ -9,6 +9,7 @@
 //! changes nothing.
 
 use std::collections::VecDeque;
+use std::fmt;
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -18,17 +19,18 @@ use crossbeam_channel::{Receiver, select};
 use parking_lot::{Mutex, RwLock};
 
 use crate::bench;
-use crate::board::{Move, Outcome, Position, Rules};
-use crate::eval::Evaluation;
+use crate::board::{Color, Move, Outcome, Position, Rules};
+use crate::eval::{Evaluation, moves_to_go};
 use crate::game::Game;
 use crate::notation::{parse_move, parse_position};
 use crate::options::{self, Change, Options};
 use crate::protocol::response::{self, bestmove_line, info_line, info_string};
-use crate::protocol::{Command, Go, ParseError, Start, parse, quote};
+use crate::protocol::{Command, Dialect, Go, ParseError, Query, Start, parse, quote};
 use crate::search::thread::{Event, Job, JobKind, LoaderDone, SearchThread, Shared, TableLoader};
 use crate::search::{Request, SearchResult, Signals, TableUse, Tables};
 use crate::solver::Dtz;
 use crate::tablebase::Tablebases;
+use crate::time::{TimeLimit, budget};
 
 /// Input lines longer than this are refused whole (a protection against
 /// hostile input, far above any real command).
@@ -37,6 +39,12 @@ pub const MAX_LINE: usize = 1 << 16;
 /// Longest wait at `quit` for the search thread's last events (a search
 /// ends within milliseconds of `stop`; this only bounds a broken one).
 const QUIT_GRACE: Duration = Duration::from_secs(2);
+
+/// The least time a UGI session keeps back from every move, whatever
+/// `Move Overhead` says: a UGI referee charges the time from writing `go`
+/// to reading `bestmove`, pipes and scheduling included, and a clock that
+/// reaches zero loses (there is no margin to lean on).
+const UGI_MIN_OVERHEAD: Duration = Duration::from_millis(30);
 
 pub use crate::protocol::response::{AUTHOR, NAME};
 
@@ -126,6 +134,52 @@ fn read_bounded_line(input: &mut impl BufRead) -> io::Result<Option<Input>> {
     Ok(Some(Input::Line(text.trim_end_matches('\r').to_string())))
 }
 
+/// A move list that held an illegal move (UGI only: there the game ends
+/// at that move, lost by the side that played it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Forfeit {
+    /// The side that played the move.
+    offender: Color,
+    /// The move's number in the list, from 1.
+    number: usize,
+    /// The move as written, quoted safely.
+    text: String,
+}
+
+/// How the game of the last `position` ended, if it has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Ending {
+    /// By the rules: all cars off, a blocked side, threefold repetition.
+    Rules(Outcome),
+    /// By an illegal move in the move list (UGI).
+    Forfeit(Forfeit),
+}
+
+impl Ending {
+    fn winner(&self) -> Option<Color> {
+        match self {
+            Ending::Rules(outcome) => outcome.winner(),
+            Ending::Forfeit(forfeit) => Some(forfeit.offender.other()),
+        }
+    }
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ending::Rules(outcome) => outcome.fmt(f),
+            Ending::Forfeit(forfeit) => write!(
+                f,
+                "{} wins: {} played the illegal move {} (move {} of the list)",
+                forfeit.offender.other().name(),
+                forfeit.offender.name(),
+                forfeit.text,
+                forfeit.number
+            ),
+        }
+    }
+}
+
 /// What the search thread is busy with.
 enum Task {
     Search {
@@ -143,6 +197,8 @@ enum Task {
         /// The move to play if the search fails: the first move of the
         /// best line reported so far, else any legal (searchable) move.
         fallback: Option<Move>,
+        /// The search's hard time limit, if time limits it.
+        hard: Option<Duration>,
     },
     Perft,
     Bench,
@@ -152,7 +208,17 @@ struct Engine<W: Write> {
     out: W,
     options: Options,
     debug: bool,
+    /// The dialect, once the first `uci` or `ugi` has chosen it (before
+    /// that the engine speaks UCI).
+    dialect: Option<Dialect>,
     game: Game,
+    /// UGI: the illegal move that ended `game`, if one did.
+    forfeit: Option<Forfeit>,
+    /// Fires at the hard time limit of the running timed search, counted
+    /// from the `go` (or `ponderhit`) that started the clock, and stops
+    /// it: whatever the search thread was doing (building a table,
+    /// reading one), the clock is never overrun. `never` otherwise.
+    deadline: Receiver<Instant>,
     shared: Arc<Shared>,
     events: Receiver<Event>,
     search: SearchThread,
@@ -176,6 +242,9 @@ struct Engine<W: Write> {
     /// may depend on them (`solve` on a table being loaded), and answering
     /// it before the `readyok` it follows would break the order.
     held: VecDeque<Result<Command, ParseError>>,
+    /// Drawn from for each search's `Skill Level` errors; seeded from the
+    /// clock and the process id, so no two sessions play alike.
+    seed: u64,
     quitting: bool,
 }
 
@@ -192,6 +261,9 @@ impl<W: Write> Engine<W> {
         Engine {
             out,
             game: Game::new(Position::start(options.board_size)),
+            forfeit: None,
+            dialect: None,
+            deadline: crossbeam_channel::never(),
             tables_for: (options.rules, options.evaluation),
             options,
             debug: false,
@@ -205,6 +277,7 @@ impl<W: Write> Engine<W> {
             loads: 0,
             held: VecDeque::new(),
             quitting: false,
+            seed: first_seed(),
         }
     }
 
@@ -232,9 +305,34 @@ impl<W: Write> Engine<W> {
                         self.loader_done(done)?;
                     }
                 }
+                recv(self.deadline) -> _ => self.out_of_time(),
             }
         }
         Ok(())
+    }
+
+    /// The running search's clock ran out: stop it (its `bestmove`
+    /// follows as after `stop`).
+    fn out_of_time(&mut self) {
+        self.deadline = crossbeam_channel::never();
+        if matches!(self.task, Some(Task::Search { .. })) && !self.is_pondering() {
+            log::debug!("the clock ran out: stopping the search");
+            self.shared.signals.stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// The next seed (splitmix64 steps).
+    fn next_seed(&mut self) -> u64 {
+        self.seed = self.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// The dialect in use (UCI until a `ugi` chooses UGI).
+    fn dialect(&self) -> Dialect {
+        self.dialect.unwrap_or(Dialect::Uci)
     }
 
     fn say(&mut self, line: &str) -> io::Result<()> {
@@ -323,14 +421,14 @@ impl<W: Write> Engine<W> {
     fn handle_command(&mut self, command: Command) -> io::Result<()> {
         match command {
             Command::Nothing => Ok(()),
-            Command::Uci => self.uci(),
+            Command::Hello(dialect) => self.hello(dialect),
             Command::Debug(on) => {
                 self.debug = on;
                 Ok(())
             }
             Command::IsReady => self.is_ready(),
             Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
-            Command::UciNewGame => self.new_game(),
+            Command::NewGame => self.new_game(),
             Command::Position { start, moves } => self.set_position(start, &moves),
             Command::Go(go) => self.go(go),
             Command::Perft(depth) => self.perft(depth),
@@ -341,11 +439,54 @@ impl<W: Write> Engine<W> {
             Command::Eval => self.eval(),
             Command::Bench(depth) => self.bench(depth),
             Command::Solve => self.solve(),
+            Command::Query(query) => self.query(query),
         }
     }
 
-    fn uci(&mut self) -> io::Result<()> {
-        self.say_all(&response::uci_lines())
+    /// `uci` or `ugi`: the first one chooses the dialect for the session.
+    fn hello(&mut self, dialect: Dialect) -> io::Result<()> {
+        match self.dialect {
+            Some(chosen) if chosen != dialect => {
+                return self.error(&format!(
+                    "{} ignored: this session speaks {} (chosen by its first handshake, '{}')",
+                    dialect.name(),
+                    chosen.name().to_uppercase(),
+                    chosen.name()
+                ));
+            }
+            _ => self.dialect = Some(dialect),
+        }
+        self.say_all(&response::hello_lines(dialect))
+    }
+
+    /// How the current game ended, if it has.
+    fn ending(&self) -> Option<Ending> {
+        match &self.forfeit {
+            Some(forfeit) => Some(Ending::Forfeit(forfeit.clone())),
+            None => self.game.outcome(self.options.rules).map(Ending::Rules),
+        }
+    }
+
+    /// `query`: answered at once about the game of the last `position`
+    /// (also during a search).
+    fn query(&mut self, query: Query) -> io::Result<()> {
+        let ending = self.ending();
+        let answer = match query {
+            Query::GameOver => bool_answer(ending.is_some()),
+            Query::P1Turn => {
+                // After an illegal move the turn has passed, as the move
+                // list says; the game is over all the same.
+                let to_move = match &self.forfeit {
+                    Some(forfeit) => forfeit.offender.other(),
+                    None => self.game.position().side_to_move(),
+                };
+                bool_answer(to_move == Color::Black)
+            }
+            Query::Result => {
+                response::result_answer(ending.is_some(), ending.as_ref().and_then(Ending::winner))
+            }
+        };
+        self.say(&response::response_line(answer))
     }
 
     /// The reason a command that needs the search thread idle must wait,
@@ -391,6 +532,8 @@ impl<W: Write> Engine<W> {
             Change::Tablebase(on) => self.options.tablebase = on,
             Change::SearchAlgorithm(algorithm) => self.options.search_algorithm = algorithm,
             Change::Threads(threads) => self.options.threads = threads,
+            Change::ShowWdl(on) => self.options.show_wdl = on,
+            Change::SkillLevel(level) => self.options.skill_level = level,
             Change::TablebasePath(list) => {
                 self.options.tablebase_path.clone_from(&list);
                 self.loads += 1;
@@ -406,7 +549,8 @@ impl<W: Write> Engine<W> {
 
     fn new_game(&mut self) -> io::Result<()> {
         if let Some(reason) = self.busy() {
-            return self.error(&format!("ucinewgame ignored: {reason}"));
+            let word = self.dialect().new_game();
+            return self.error(&format!("{word} ignored: {reason}"));
         }
         self.send_table_job(Job::Clear { history: true });
         Ok(())
@@ -440,7 +584,9 @@ impl<W: Write> Engine<W> {
     }
 
     /// `position`: builds the new game on the side and swaps it in only if
-    /// every part is good.
+    /// every part is good. In UGI a bad move does not refuse the list: the
+    /// game ends there, lost by the side that played it (a UGI referee
+    /// does not check moves; the engines judge them).
     fn set_position(&mut self, start: Start, moves: &[String]) -> io::Result<()> {
         let position = match start {
             Start::StartPos => Position::start(self.options.board_size),
@@ -451,9 +597,20 @@ impl<W: Write> Engine<W> {
                 }
             },
         };
+        let ugi = self.dialect() == Dialect::Ugi;
         let mut game = Game::new(position);
+        let mut forfeit = None;
+        let mut note = None;
         for (index, text) in moves.iter().enumerate() {
             if let Some(outcome) = game.outcome(self.options.rules) {
+                if ugi {
+                    note = Some(format!(
+                        "warning: position: the game ended before move {} ({outcome}); {} from there on ignored",
+                        index + 1,
+                        count_moves(moves.len() - index)
+                    ));
+                    break;
+                }
                 return self.error(&format!(
                     "position: move {} {} comes after the end of the game ({outcome}); position unchanged",
                     index + 1,
@@ -462,6 +619,24 @@ impl<W: Write> Engine<W> {
             }
             match parse_move(text, game.position()) {
                 Ok(mv) => game.play(mv),
+                Err(error) if ugi => {
+                    let offender = game.position().side_to_move();
+                    note = Some(format!(
+                        "warning: position: move {}: {error}; the game is over, lost by {}, who played it{}",
+                        index + 1,
+                        offender.name(),
+                        match moves.len() - index - 1 {
+                            0 => String::new(),
+                            after => format!(" ({} after it ignored)", count_moves(after)),
+                        }
+                    ));
+                    forfeit = Some(Forfeit {
+                        offender,
+                        number: index + 1,
+                        text: quote(text),
+                    });
+                    break;
+                }
                 Err(error) => {
                     return self.error(&format!(
                         "position: move {}: {error}; position unchanged",
@@ -471,7 +646,11 @@ impl<W: Write> Engine<W> {
             }
         }
         self.game = game;
-        Ok(())
+        self.forfeit = forfeit;
+        match note {
+            Some(note) => self.say(&info_string(&note)),
+            None => Ok(()),
+        }
     }
 
     fn go(&mut self, go: Go) -> io::Result<()> {
@@ -479,11 +658,11 @@ impl<W: Write> Engine<W> {
             Ok(searchmoves) => searchmoves,
             Err(message) => return self.error(&format!("go ignored: {message}")),
         };
-        if let Some(outcome) = self.game.outcome(self.options.rules) {
-            return self.game_over(&go, outcome);
+        if let Some(ending) = self.ending() {
+            return self.game_over(&go, &ending);
         }
         let side = self.game.position().side_to_move();
-        if let Some(missing) = go.missing_clock(side) {
+        if let Some(missing) = go.missing_clock(side, self.dialect()) {
             self.say(&info_string(&format!(
                 "warning: go gives no {missing} for {}, the side to move: its clock counts as zero",
                 side.name()
@@ -512,8 +691,8 @@ impl<W: Write> Engine<W> {
 
     /// `go` in a finished game: no search, the result `(none)` is ready
     /// (and held like a search's for `infinite` and `ponder`).
-    fn game_over(&mut self, go: &Go, outcome: Outcome) -> io::Result<()> {
-        self.say(&info_string(&format!("game over: {outcome}")))?;
+    fn game_over(&mut self, go: &Go, ending: &Ending) -> io::Result<()> {
+        self.say(&info_string(&format!("game over: {ending}")))?;
         let hold = go.infinite || go.ponder;
         self.task = Some(Task::Search {
             hold,
@@ -529,18 +708,24 @@ impl<W: Write> Engine<W> {
             game_over: true,
             started: Instant::now(),
             fallback: None,
+            hard: None,
         });
         if hold { Ok(()) } else { self.finish_search() }
     }
 
     /// The search a `go` asks for, in the current game under the options.
-    fn search_request(&self, go: &Go, searchmoves: Vec<Move>) -> Request {
+    fn search_request(&mut self, go: &Go, searchmoves: Vec<Move>) -> Request {
         let position = *self.game.position();
+        let mut settings = self.options.settings();
+        if self.dialect() == Dialect::Ugi {
+            settings.move_overhead = settings.move_overhead.max(UGI_MIN_OVERHEAD);
+        }
+        settings.skill = settings.skill.with_seed(self.next_seed());
         Request {
             position,
             history: self.game.history(),
             limits: go.limits(position.side_to_move(), searchmoves),
-            settings: self.options.settings(),
+            settings,
             // The search thread finds the tables (it may have to solve one).
             tablebase: TableUse::default(),
         }
@@ -566,16 +751,30 @@ impl<W: Write> Engine<W> {
             .first()
             .copied()
             .or_else(|| request.position.legal_moves().first().copied());
+        let started = Instant::now();
+        let hard = hard_limit(&request);
         self.task = Some(Task::Search {
             hold: go.infinite || go.ponder,
             infinite: go.infinite,
             pondering: go.ponder,
             pending: None,
             game_over: false,
-            started: Instant::now(),
+            started,
             fallback,
+            hard,
         });
+        if !go.ponder {
+            self.arm_deadline(started, hard);
+        }
         self.search.send(Job::Search(Box::new(request)));
+    }
+
+    /// Starts the running search's clock at `from`, if it has one.
+    fn arm_deadline(&mut self, from: Instant, hard: Option<Duration>) {
+        self.deadline = match hard {
+            Some(hard) => crossbeam_channel::at(from + hard),
+            None => crossbeam_channel::never(),
+        };
     }
 
     fn perft(&mut self, depth: u32) -> io::Result<()> {
@@ -622,11 +821,14 @@ impl<W: Write> Engine<W> {
                 hold,
                 infinite,
                 pondering,
+                hard,
                 ..
             }) if *pondering => {
                 *pondering = false;
                 *hold = *infinite;
+                let hard = *hard;
                 self.shared.signals.pondering.store(false, Ordering::SeqCst);
+                self.arm_deadline(Instant::now(), hard);
                 self.release_if_ready()
             }
             _ => self.error("ponderhit ignored: not pondering"),
@@ -656,6 +858,7 @@ impl<W: Write> Engine<W> {
         else {
             return Ok(());
         };
+        self.deadline = crossbeam_channel::never();
         if self.debug {
             log::debug!("search took {} ms", started.elapsed().as_millis());
             let summary = if game_over {
@@ -668,7 +871,12 @@ impl<W: Write> Engine<W> {
             };
             self.say(&info_string(&summary))?;
         }
-        self.say(&bestmove_line(outcome.best_move, outcome.ponder_move))
+        // A UGI referee waits for exactly `bestmove <move>`.
+        let ponder = match self.dialect() {
+            Dialect::Uci => outcome.ponder_move,
+            Dialect::Ugi => None,
+        };
+        self.say(&bestmove_line(outcome.best_move, ponder))
     }
 
     fn handle_event(&mut self, event: Event) -> io::Result<()> {
@@ -680,7 +888,7 @@ impl<W: Write> Engine<W> {
                 {
                     *fallback = Some(best);
                 }
-                self.say(&info_line(&info))
+                self.say(&info_line(&info, self.options.show_wdl))
             }
             Event::SearchDone(outcome) => {
                 if let Some(Task::Search { pending, .. }) = &mut self.task {
@@ -837,8 +1045,8 @@ impl<W: Write> Engine<W> {
     }
 
     fn display(&mut self) -> io::Result<()> {
-        let rules = self.options.rules;
-        let lines = response::display_lines(self.game.position(), rules, self.game.outcome(rules));
+        let lines =
+            response::display_lines(self.game.position(), self.options.rules, self.ending());
         self.say_all(&lines)
     }
 
@@ -851,9 +1059,9 @@ impl<W: Write> Engine<W> {
         let position = *self.game.position();
         let side = position.side_to_move();
         let rules = self.options.rules;
-        let value = match self.game.outcome(rules) {
-            Some(Outcome::DrawByRepetition) => Dtz::Draw,
-            Some(outcome) if outcome.winner() == Some(side) => Dtz::Win(0),
+        let value = match self.ending() {
+            Some(Ending::Rules(Outcome::DrawByRepetition)) => Dtz::Draw,
+            Some(ending) if ending.winner() == Some(side) => Dtz::Win(0),
             Some(_) => Dtz::Loss(0),
             None => {
                 self.loads += 1;
@@ -868,4 +1076,43 @@ impl<W: Write> Engine<W> {
         let lines = response::eval_lines(self.game.position(), self.options.evaluation);
         self.say_all(&lines)
     }
+}
+
+/// A seed that differs between sessions: the clock and the process id.
+fn first_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as u64);
+    nanos ^ u64::from(std::process::id()).rotate_left(32)
+}
+
+/// "1 move", "2 moves", ...
+fn count_moves(n: usize) -> String {
+    if n == 1 {
+        "1 move".to_string()
+    } else {
+        format!("{n} moves")
+    }
+}
+
+/// `true` or `false`, as a `response`.
+fn bool_answer(yes: bool) -> &'static str {
+    if yes { "true" } else { "false" }
+}
+
+/// The hard time limit of a search, counted from the `go` (or
+/// `ponderhit`) that starts its clock: the limit the search itself keeps
+/// (see [`crate::time`]); `None` when time does not limit it.
+fn hard_limit(request: &Request) -> Option<Duration> {
+    if request.limits.time == TimeLimit::None {
+        return None;
+    }
+    let position = &request.position;
+    let moves_needed = moves_to_go(position, position.side_to_move()) as u32;
+    budget(
+        request.limits.time,
+        request.settings.move_overhead,
+        moves_needed,
+    )
+    .map(|budget| budget.hard)
 }

@@ -36,6 +36,7 @@ pub mod strength;
 pub mod tablebase;
 pub(crate) mod time;
 pub(crate) mod tt;
+pub mod wdl;
 mod zobrist;
 
 pub use board::{Color, Move, Outcome, Position, Rules};

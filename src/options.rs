@@ -10,7 +10,7 @@ use crate::board::{MAX_MOVES, MAX_SIZE, MIN_SIZE, Rules};
 use crate::eval::Evaluation;
 use crate::protocol::quote;
 use crate::search::textbook::Algorithm;
-use crate::search::{MAX_THREADS, Settings};
+use crate::search::{MAX_THREADS, Settings, Skill};
 use crate::tt::TranspositionTable;
 
 /// Every option's default: the one place they are written.
@@ -30,6 +30,9 @@ pub mod defaults {
     pub const TABLEBASE_CACHE_MB: usize = crate::solver::DEFAULT_WDL_MB;
     pub const SEARCH_ALGORITHM: super::Algorithm = super::Algorithm::Engine;
     pub const THREADS: usize = 1;
+    pub const SHOW_WDL: bool = false;
+    /// Full strength.
+    pub const SKILL_LEVEL: u8 = crate::search::Skill::MAX_LEVEL;
 }
 
 /// Largest `TablebaseCache`, in MiB.
@@ -62,6 +65,10 @@ pub struct Options {
     pub search_algorithm: Algorithm,
     /// Search threads.
     pub threads: usize,
+    /// `UCI_ShowWDL`: win/draw/loss chances on `info` lines.
+    pub show_wdl: bool,
+    /// `Skill Level`: 0 (a beginner) to 20 (full strength).
+    pub skill_level: u8,
 }
 
 impl Default for Options {
@@ -79,6 +86,8 @@ impl Default for Options {
             tablebase_cache_mb: defaults::TABLEBASE_CACHE_MB,
             search_algorithm: defaults::SEARCH_ALGORITHM,
             threads: defaults::THREADS,
+            show_wdl: defaults::SHOW_WDL,
+            skill_level: defaults::SKILL_LEVEL,
         }
     }
 }
@@ -94,6 +103,7 @@ impl Options {
             tablebase: self.tablebase,
             algorithm: self.search_algorithm,
             threads: self.threads,
+            skill: Skill::new(self.skill_level),
         }
     }
 }
@@ -114,6 +124,8 @@ pub enum Change {
     TablebaseCache(usize),
     SearchAlgorithm(Algorithm),
     Threads(usize),
+    ShowWdl(bool),
+    SkillLevel(u8),
 }
 
 /// One option: its name, its kind with default and range or choices, and
@@ -165,7 +177,7 @@ const ALGORITHM_NAMES: [&str; 3] = [
 ];
 
 /// Every option, in the order `uci` lists them.
-pub const TABLE: [Spec; 13] = [
+pub const TABLE: [Spec; 15] = [
     Spec {
         name: "Hash",
         kind: Kind::Spin {
@@ -270,6 +282,23 @@ pub const TABLE: [Spec; 13] = [
             min: 1,
             max: MAX_THREADS as u64,
             change: |threads| Change::Threads(threads as usize),
+        },
+    },
+    // For people and GUIs: win/draw/loss chances, weaker play.
+    Spec {
+        name: "UCI_ShowWDL",
+        kind: Kind::Check {
+            default: defaults::SHOW_WDL,
+            change: Change::ShowWdl,
+        },
+    },
+    Spec {
+        name: "Skill Level",
+        kind: Kind::Spin {
+            default: defaults::SKILL_LEVEL as u64,
+            min: 0,
+            max: Skill::MAX_LEVEL as u64,
+            change: |level| Change::SkillLevel(level as u8),
         },
     },
 ];
@@ -509,6 +538,12 @@ mod tests {
             check("Thread", Some("2")),
             Err(OptionError::Unknown("Thread".to_string()))
         );
+        assert_eq!(
+            check("uci_showwdl", Some("TRUE")),
+            Ok(Change::ShowWdl(true))
+        );
+        assert_eq!(check("Skill Level", Some("0")), Ok(Change::SkillLevel(0)));
+        assert!(check("Skill Level", Some("21")).is_err());
     }
 
     #[test]
@@ -566,6 +601,8 @@ mod tests {
                 Change::TablebaseCache(mb) => options.tablebase_cache_mb = mb,
                 Change::SearchAlgorithm(algorithm) => options.search_algorithm = algorithm,
                 Change::Threads(threads) => options.threads = threads,
+                Change::ShowWdl(on) => options.show_wdl = on,
+                Change::SkillLevel(level) => options.skill_level = level,
                 Change::ClearHash => unreachable!("a button has no default"),
             }
         }
@@ -590,6 +627,8 @@ mod tests {
                 "option name TablebaseCache type spin default 512 min 0 max 65536",
                 "option name SearchAlgorithm type combo default engine var engine var minimax var alphabeta",
                 "option name Threads type spin default 1 min 1 max 64",
+                "option name UCI_ShowWDL type check default false",
+                "option name Skill Level type spin default 20 min 0 max 20",
             ]
         );
     }

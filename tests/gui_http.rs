@@ -1051,6 +1051,32 @@ fn the_tree_shows_minimax_and_alpha_beta() {
     assert_eq!(status, 405, "{reply}");
 }
 
+#[test]
+fn the_engine_s_own_levels_and_chances_reach_the_page() {
+    let _cpu = shared();
+    let gui = Gui::start();
+    let state = gui.wait_ready();
+    assert_eq!(
+        state["strength"],
+        json!({"kind": "skill", "min": 0, "max": 20})
+    );
+    assert_eq!(state["engine"]["wdl"], true);
+    // Level 0 plays a move; 3 x 3 is solved, so the chances the engine
+    // reports are exact: one of the three results is certain.
+    gui.ok("/api/config", json!({"level": 0, "movetime": 50}));
+    gui.ok("/api/move", json!({"move": "a3b3"}));
+    let state = gui.wait_turn("human");
+    let wdl: Vec<u64> = state["analysis"]["wdl"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no wdl: {state}"))
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert_eq!(wdl.iter().sum::<u64>(), 1000, "{wdl:?}");
+    assert!(wdl.contains(&1000), "not exact on a solved board: {wdl:?}");
+    assert_eq!(state["level"], 0);
+}
+
 /// The GUI's test engine (`tests/mock/gui_engine.py`): the real engine
 /// with extra options, logging what it is sent to `log`.
 fn wrapped(log: &std::path::Path, mode: &str) -> String {

@@ -33,7 +33,7 @@
 //!
 //! # How long each command waits (20 s at most, then the test fails)
 //!
-//! - `uci` until `uciok`; `isready` until `readyok`.
+//! - `uci` until `uciok`, `ugi` until `ugiok`; `isready` until `readyok`.
 //! - `go perft ..` until a line starting `Nodes searched:`.
 //! - `go ..` without `infinite`/`ponder` until `bestmove`.
 //! - `bench` until a line `<number> nodes <number> nps`.
@@ -55,8 +55,8 @@
 //! - `info` lines: the value after a `time` or `nps` token becomes `[..]`
 //!   (up to an `info string`'s `string` token; the message is left alone).
 //! - The bench line `<n> nodes <m> nps`: `<m>` becomes `[..]`.
-//! - Searches whose `go` line has `movetime`, `wtime`, `btime`, `infinite` or
-//!   `ponder`: their `info` lines (except `info string`) are dropped, and a
+//! - Searches whose `go` line has `movetime`, `wtime`, `btime`, `p1time`,
+//!   `p2time`, `infinite` or `ponder`: their `info` lines (except `info string`) are dropped, and a
 //!   single `< info [..]` is recorded just before their `bestmove` if any
 //!   were dropped. (So such a search must always print at least one `info`
 //!   line, or never any, for its transcript to be stable.)
@@ -241,6 +241,7 @@ enum Wait {
 }
 
 const UNTIL_UCIOK: Wait = Wait::Until("`uciok`", |line| line == "uciok");
+const UNTIL_UGIOK: Wait = Wait::Until("`ugiok`", |line| line == "ugiok");
 const UNTIL_READYOK: Wait = Wait::Until("`readyok`", |line| line == "readyok");
 const UNTIL_BESTMOVE: Wait = Wait::Until("`bestmove`", is_bestmove);
 const UNTIL_PERFT: Wait = Wait::Until("`Nodes searched:`", |line| {
@@ -255,6 +256,7 @@ fn wait_for(cmd: &str, searching: bool) -> Wait {
     let has = |word: &str| words.contains(&word);
     match words.first().copied() {
         Some("uci") => UNTIL_UCIOK,
+        Some("ugi") => UNTIL_UGIOK,
         Some("isready") => UNTIL_READYOK,
         Some("go") if has("perft") => UNTIL_PERFT,
         Some("go") if !has("infinite") && !has("ponder") => UNTIL_BESTMOVE,
@@ -291,9 +293,11 @@ impl SearchState {
         let has = |word: &str| words.contains(&word);
         Self {
             running: has("infinite") || has("ponder"),
-            unstable: ["movetime", "wtime", "btime", "infinite", "ponder"]
-                .into_iter()
-                .any(has),
+            unstable: [
+                "movetime", "wtime", "btime", "p1time", "p2time", "infinite", "ponder",
+            ]
+            .into_iter()
+            .any(has),
             dropped: false,
         }
     }
@@ -603,6 +607,8 @@ mod driver_tests {
         assert!(matches!(wait_for("stop", false), Wait::Sync));
         assert!(matches!(wait_for("ucinewgame", false), Wait::Sync));
         assert!(matches!(wait_for("quit", false), Wait::Exit));
+        assert!(matches!(wait_for("ugi", false), Wait::Until("`ugiok`", _)));
+        assert!(matches!(wait_for("query result", false), Wait::Sync));
     }
 
     #[test]
@@ -611,6 +617,8 @@ mod driver_tests {
         assert!(search.unstable && !search.running);
         search = SearchState::start("go infinite");
         assert!(search.unstable && search.running);
+        search = SearchState::start("go p1time 100 p2time 100");
+        assert!(search.unstable && !search.running);
         search = SearchState::start("go depth 4 nodes 100");
         assert!(!search.unstable && !search.running);
     }

@@ -17,7 +17,12 @@ pub enum Reply {
     /// `option name ... type ...`.
     Option(OptionSpec),
     UciOk,
+    /// `ugiok`: the end of a UGI handshake.
+    UgiOk,
     ReadyOk,
+    /// `response <answer>`: the answer to a UGI `query` (`true`, `false`,
+    /// `p1win`, `p2win`, `draw`, `none`).
+    Response(String),
     /// A search `info` line.
     Info(Info),
     /// `info string <text>`.
@@ -109,6 +114,11 @@ pub fn parse_reply(line: &str) -> Option<Reply> {
             }
         }
         "uciok" if words.next().is_none() => Some(Reply::UciOk),
+        "ugiok" if words.next().is_none() => Some(Reply::UgiOk),
+        "response" => match (words.next(), words.next()) {
+            (Some(answer), None) => Some(Reply::Response(answer.to_string())),
+            _ => None,
+        },
         "readyok" if words.next().is_none() => Some(Reply::ReadyOk),
         "option" => parse_option_line(line).map(Reply::Option),
         "info" if words.next() == Some("string") => {
@@ -138,6 +148,8 @@ impl fmt::Display for Reply {
             Reply::IdAuthor(author) => write!(f, "id author {author}"),
             Reply::Option(option) => option.fmt(f),
             Reply::UciOk => f.write_str("uciok"),
+            Reply::UgiOk => f.write_str("ugiok"),
+            Reply::Response(answer) => write!(f, "response {answer}"),
             Reply::ReadyOk => f.write_str("readyok"),
             Reply::Info(info) => info.fmt(f),
             Reply::InfoString(text) => write!(f, "info string {text}"),
@@ -167,6 +179,11 @@ mod tests {
             Some(Reply::IdAuthor("the authors".into()))
         );
         assert_eq!(parse_reply("uciok"), Some(Reply::UciOk));
+        assert_eq!(parse_reply("ugiok"), Some(Reply::UgiOk));
+        assert_eq!(
+            parse_reply("response p1win"),
+            Some(Reply::Response("p1win".into()))
+        );
         assert_eq!(parse_reply("readyok\r"), Some(Reply::ReadyOk));
         let Some(Reply::Option(option)) =
             parse_reply("option name Ponder type check default false")
@@ -221,6 +238,8 @@ mod tests {
             "",
             "   ",
             "uciok please",
+            "response",
+            "response true false",
             "id",
             "id colour blue",
             "option name X type weird",
@@ -243,7 +262,9 @@ mod tests {
             "id name dodgem 0.1.0",
             "id author the dodgem developers",
             "uciok",
+            "ugiok",
             "readyok",
+            "response false",
             "option name TablebasePath type string default <empty>",
             "option name MultiPV type spin default 1 min 1 max 21",
             "info depth 5 seldepth 7 multipv 2 score mate -3 nodes 9 nps 90 hashfull 0 tbhits 4 time 100 pv a1a2 c3c4",

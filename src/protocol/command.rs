@@ -40,6 +40,60 @@ pub fn quote(text: &str) -> String {
     }
 }
 
+/// The two dialects of the protocol: UCI (the default) and UGI, which a
+/// session chooses with its first handshake (`uci` or `ugi`). They share
+/// every command; the dialect decides the handshake's last line, whether
+/// `bestmove` names a ponder move, what an illegal move in `position` does,
+/// and how much time is kept back from the clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Uci,
+    Ugi,
+}
+
+impl Dialect {
+    /// The handshake command (`uci`, `ugi`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dialect::Uci => "uci",
+            Dialect::Ugi => "ugi",
+        }
+    }
+
+    /// The new-game command (`ucinewgame`, `uginewgame`).
+    pub const fn new_game(self) -> &'static str {
+        match self {
+            Dialect::Uci => "ucinewgame",
+            Dialect::Ugi => "uginewgame",
+        }
+    }
+
+    /// The name of `side`'s clock in `go` (`btime`, `p1time`, ...). In
+    /// UGI, player 1 is the side that moves first from the start: Black.
+    pub const fn clock_name(self, side: Color) -> &'static str {
+        match (self, side) {
+            (Dialect::Uci, Color::Black) => "btime",
+            (Dialect::Uci, Color::White) => "wtime",
+            (Dialect::Ugi, Color::Black) => "p1time",
+            (Dialect::Ugi, Color::White) => "p2time",
+        }
+    }
+}
+
+/// A UGI `query`: a question about the game of the last `position`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query {
+    /// `query gameover`: has the game ended?
+    GameOver,
+    /// `query p1turn`: is it player 1's (Black's) turn?
+    P1Turn,
+    /// `query result`: who won (`p1win`, `p2win`, `draw`, `none`)?
+    Result,
+}
+
+/// The questions `query` knows, as the error message lists them.
+const QUESTIONS: &str = "gameover, p1turn or result";
+
 /// Where `position` starts from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Start {
@@ -49,7 +103,9 @@ pub enum Start {
     Fen(String),
 }
 
-/// The parameters of `go`, as given (any subset).
+/// The parameters of `go`, as given (any subset). UGI's clocks are read
+/// into the same fields: player 1 is Black (`p1time` is `btime`, `p1inc`
+/// is `binc`), player 2 White.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Go {
     pub wtime: Option<i64>,
@@ -79,14 +135,14 @@ impl Go {
     }
 
     /// Whether this is a timed search without the clock of `side`, the
-    /// side to move: the name of the missing parameter.
-    pub fn missing_clock(&self, side: Color) -> Option<&'static str> {
-        let (own, name) = match side {
-            Color::White => (self.wtime, "wtime"),
-            Color::Black => (self.btime, "btime"),
+    /// side to move: the name of the missing parameter in `dialect`.
+    pub fn missing_clock(&self, side: Color, dialect: Dialect) -> Option<&'static str> {
+        let own = match side {
+            Color::White => self.wtime,
+            Color::Black => self.btime,
         };
         (self.has_clock() && own.is_none() && self.movetime.is_none() && !self.infinite)
-            .then_some(name)
+            .then_some(dialect.clock_name(side))
     }
 
     /// What this `go` asks beyond the search's bounds, and what is done
@@ -145,14 +201,16 @@ impl Go {
 /// One protocol command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    Uci,
+    /// `uci` or `ugi`: the handshake, which also chooses the dialect.
+    Hello(Dialect),
     Debug(bool),
     IsReady,
     SetOption {
         name: String,
         value: Option<String>,
     },
-    UciNewGame,
+    /// `ucinewgame` or `uginewgame`.
+    NewGame,
     Position {
         start: Start,
         moves: Vec<String>,
@@ -167,6 +225,8 @@ pub enum Command {
     Bench(Option<u32>),
     /// The solved value of the current position.
     Solve,
+    /// A UGI question about the game.
+    Query(Query),
     /// A blank line: nothing to do.
     Nothing,
 }
@@ -208,6 +268,8 @@ pub enum ParseError {
         command: &'static str,
         what: &'static str,
     },
+    /// `query` asks a question it does not know.
+    UnknownQuery(String),
 }
 
 impl fmt::Display for ParseError {
@@ -242,6 +304,11 @@ impl fmt::Display for ParseError {
                 write!(f, "{command} takes {takes}")
             }
             ParseError::Missing { command, what } => write!(f, "{command}: missing {what}"),
+            ParseError::UnknownQuery(question) => write!(
+                f,
+                "query: unknown question {} (ask {QUESTIONS})",
+                quote(question)
+            ),
         }
     }
 }
@@ -269,9 +336,11 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
         }
     };
     match word {
-        "uci" => no_args("uci", Command::Uci),
+        "uci" => no_args("uci", Command::Hello(Dialect::Uci)),
+        "ugi" => no_args("ugi", Command::Hello(Dialect::Ugi)),
         "isready" => no_args("isready", Command::IsReady),
-        "ucinewgame" => no_args("ucinewgame", Command::UciNewGame),
+        "ucinewgame" => no_args("ucinewgame", Command::NewGame),
+        "uginewgame" => no_args("uginewgame", Command::NewGame),
         "stop" => no_args("stop", Command::Stop),
         "ponderhit" => no_args("ponderhit", Command::PonderHit),
         "quit" => no_args("quit", Command::Quit),
@@ -292,6 +361,20 @@ pub fn parse(line: &str) -> Result<Command, ParseError> {
             [other] => Err(ParseError::UnknownToken {
                 command: "debug",
                 token: other.to_string(),
+            }),
+        },
+        "query" => match rest.as_slice() {
+            ["gameover"] => Ok(Command::Query(Query::GameOver)),
+            ["p1turn"] => Ok(Command::Query(Query::P1Turn)),
+            ["result"] => Ok(Command::Query(Query::Result)),
+            [other] => Err(ParseError::UnknownQuery(other.to_string())),
+            [] => Err(ParseError::Missing {
+                command: "query",
+                what: "the question (gameover, p1turn or result)",
+            }),
+            [_, _, ..] => Err(ParseError::UnexpectedArguments {
+                command: "query",
+                takes: "one argument: gameover, p1turn or result",
             }),
         },
         "setoption" => parse_setoption(line),
@@ -454,10 +537,10 @@ fn parse_go(rest: &[&str]) -> Result<Command, ParseError> {
             })
         };
         match token {
-            "wtime" => go.wtime = Some(number("go", token, value()?)?),
-            "btime" => go.btime = Some(number("go", token, value()?)?),
-            "winc" => go.winc = Some(number("go", token, value()?)?),
-            "binc" => go.binc = Some(number("go", token, value()?)?),
+            "wtime" | "p2time" => go.wtime = Some(number("go", token, value()?)?),
+            "btime" | "p1time" => go.btime = Some(number("go", token, value()?)?),
+            "winc" | "p2inc" => go.winc = Some(number("go", token, value()?)?),
+            "binc" | "p1inc" => go.binc = Some(number("go", token, value()?)?),
             "movestogo" => go.movestogo = Some(number("go", token, value()?)?),
             "movetime" => go.movetime = Some(number("go", token, value()?)?),
             "depth" => go.depth = Some(number("go", token, value()?)?),
@@ -502,11 +585,15 @@ fn parse_go(rest: &[&str]) -> Result<Command, ParseError> {
     Ok(Command::Go(go))
 }
 
-const GO_KEYWORDS: [&str; 13] = [
+const GO_KEYWORDS: [&str; 17] = [
     "wtime",
     "btime",
     "winc",
     "binc",
+    "p1time",
+    "p2time",
+    "p1inc",
+    "p2inc",
     "movestogo",
     "movetime",
     "depth",
@@ -524,7 +611,9 @@ mod tests {
 
     #[test]
     fn parses_simple_commands() {
-        assert_eq!(parse("uci"), Ok(Command::Uci));
+        assert_eq!(parse("uci"), Ok(Command::Hello(Dialect::Uci)));
+        assert_eq!(parse("ugi"), Ok(Command::Hello(Dialect::Ugi)));
+        assert_eq!(parse("uginewgame"), Ok(Command::NewGame));
         assert_eq!(parse("  isready  "), Ok(Command::IsReady));
         assert_eq!(parse(""), Ok(Command::Nothing));
         assert_eq!(parse("debug on"), Ok(Command::Debug(true)));
@@ -617,6 +706,44 @@ mod tests {
         ));
         // Clocks may be negative (an engine that is already over time).
         assert!(matches!(parse("go wtime -5"), Ok(Command::Go(_))));
+    }
+
+    #[test]
+    fn parses_queries() {
+        assert_eq!(parse("query gameover"), Ok(Command::Query(Query::GameOver)));
+        assert_eq!(parse("query  p1turn "), Ok(Command::Query(Query::P1Turn)));
+        assert_eq!(parse("query result"), Ok(Command::Query(Query::Result)));
+        assert_eq!(
+            parse("query winner").unwrap_err().to_string(),
+            "query: unknown question 'winner' (ask gameover, p1turn or result)"
+        );
+        assert!(matches!(parse("query"), Err(ParseError::Missing { .. })));
+        assert!(matches!(
+            parse("query result now"),
+            Err(ParseError::UnexpectedArguments { .. })
+        ));
+    }
+
+    #[test]
+    fn reads_ugi_clocks_as_black_and_white() {
+        let Ok(Command::Go(go)) = parse("go p1time 1000 p2time 900 p1inc 10 p2inc 5") else {
+            panic!("go did not parse");
+        };
+        assert_eq!(
+            (go.btime, go.wtime, go.binc, go.winc),
+            (Some(1000), Some(900), Some(10), Some(5))
+        );
+        let Ok(Command::Go(go)) = parse("go p2time 50") else {
+            panic!("go did not parse");
+        };
+        assert_eq!(go.missing_clock(Color::Black, Dialect::Ugi), Some("p1time"));
+        assert_eq!(go.missing_clock(Color::Black, Dialect::Uci), Some("btime"));
+        assert_eq!(go.missing_clock(Color::White, Dialect::Ugi), None);
+        // searchmoves end at a UGI keyword too
+        let Ok(Command::Go(go)) = parse("go searchmoves a3b3 p1time 5") else {
+            panic!("go did not parse");
+        };
+        assert_eq!((go.searchmoves.len(), go.btime), (1, Some(5)));
     }
 
     #[test]

@@ -4,4 +4,4 @@
 pub mod command;
 pub mod response;
 
-pub use command::{Command, Go, ParseError, Start, escape, parse, quote};
+pub use command::{Command, Dialect, Go, ParseError, Query, Start, escape, parse, quote};

@@ -1,9 +1,10 @@
 //! Formatting reply lines: the text of every answer the engine gives.
 
-use crate::board::{Color, Move, Outcome, Position, Rules, square};
+use crate::board::{Color, Move, Position, Rules, square};
 use crate::eval::{self, Evaluation};
 use crate::notation::{format_move, format_moves_sorted, format_position};
 use crate::options;
+use crate::protocol::Dialect;
 use crate::search::Info;
 use crate::solver::Dtz;
 
@@ -11,18 +12,39 @@ use crate::solver::Dtz;
 pub const NAME: &str = concat!("dodgem ", env!("CARGO_PKG_VERSION"));
 pub const AUTHOR: &str = "the dodgem developers";
 
-/// The answer to `uci`: identity, every option, `uciok`.
-pub fn uci_lines() -> Vec<String> {
+/// The answer to `uci` or `ugi`: identity, every option, then `uciok` or
+/// `ugiok`.
+pub fn hello_lines(dialect: Dialect) -> Vec<String> {
     let mut lines = vec![format!("id name {NAME}"), format!("id author {AUTHOR}")];
     lines.extend(options::option_lines());
-    lines.push("uciok".to_string());
+    lines.push(format!("{}ok", dialect.name()));
     lines
 }
 
+/// A UGI `query`'s answer: `response <answer>`.
+pub fn response_line(answer: &str) -> String {
+    format!("response {answer}")
+}
+
+/// The answer to `query result`: `p1win` (Black won), `p2win` (White
+/// won), `draw`, or `none` while the game goes on.
+pub fn result_answer(over: bool, winner: Option<Color>) -> &'static str {
+    match (over, winner) {
+        (false, _) => "none",
+        (true, Some(Color::Black)) => "p1win",
+        (true, Some(Color::White)) => "p2win",
+        (true, None) => "draw",
+    }
+}
+
 /// The answer to `d`: the board drawn in text, its position string, key,
-/// rules, legal moves and status. `outcome` is the game's (repetition
-/// included).
-pub fn display_lines(position: &Position, rules: Rules, outcome: Option<Outcome>) -> Vec<String> {
+/// rules, legal moves and status. `ending` says how the game ended, if it
+/// has (repetition included).
+pub fn display_lines(
+    position: &Position,
+    rules: Rules,
+    ending: Option<impl std::fmt::Display>,
+) -> Vec<String> {
     let size = position.size();
     let border = format!("   +{}", "---+".repeat(size));
     let mut lines = vec![border.clone()];
@@ -57,8 +79,8 @@ pub fn display_lines(position: &Position, rules: Rules, outcome: Option<Outcome>
         moves.push("(none)".to_string());
     }
     lines.push(format!("Legal moves: {}", moves.join(" ")));
-    let status = match outcome {
-        Some(outcome) => format!("game over, {outcome}"),
+    let status = match ending {
+        Some(ending) => format!("game over, {ending}"),
         None => format!("{} to move", position.side_to_move().name()),
     };
     lines.push(format!("Status: {status}"));
@@ -127,16 +149,22 @@ pub fn solve_line(value: Option<Dtz>) -> String {
     }
 }
 
-/// An `info depth ... pv ...` line.
-pub fn info_line(info: &Info) -> String {
+/// An `info depth ... pv ...` line, with the win/draw/loss chances after
+/// the score when `show_wdl` (`UCI_ShowWDL`).
+pub fn info_line(info: &Info, show_wdl: bool) -> String {
     let pv: Vec<String> = info.pv.iter().map(|&mv| format_move(Some(mv))).collect();
+    let wdl = if show_wdl {
+        format!(" {}", info.wdl)
+    } else {
+        String::new()
+    };
     let tbhits = if info.tbhits > 0 {
         format!(" tbhits {}", info.tbhits)
     } else {
         String::new()
     };
     format!(
-        "info depth {} seldepth {} multipv {} score {} nodes {} nps {} hashfull {}{tbhits} time {} pv {}",
+        "info depth {} seldepth {} multipv {} score {}{wdl} nodes {} nps {} hashfull {}{tbhits} time {} pv {}",
         info.depth,
         info.seldepth,
         info.multipv,

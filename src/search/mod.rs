@@ -15,6 +15,7 @@
 mod ordering;
 mod params;
 mod race;
+mod skill;
 mod smp;
 mod tablebase;
 pub mod textbook;
@@ -27,10 +28,12 @@ use crate::board::{Move, Position, Rules};
 use crate::eval::{Evaluation, evaluate_for_side_to_move, moves_to_go};
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
+use crate::wdl::Wdl;
 
-pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score};
+pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score, TABLE_WIN_BOUND};
 pub use ordering::History;
 pub use params::{MAX_DEPTH, MAX_THREADS};
+pub use skill::Skill;
 pub use tablebase::TableUse;
 
 /// Limits of one search, as `go` gives them. Any combination may be set;
@@ -76,6 +79,9 @@ pub struct Settings {
     /// Search threads (`Threads`): the main thread and `threads - 1`
     /// helpers sharing its transposition table.
     pub threads: usize,
+    /// How well to play (`Skill Level`): full strength, or weaker for
+    /// people (see [`skill`]).
+    pub skill: Skill,
 }
 
 impl Default for Settings {
@@ -143,6 +149,9 @@ pub struct Info {
     pub tbhits: u64,
     pub time: Duration,
     pub pv: Vec<Move>,
+    /// Win/draw/loss chances for the side to move: exact where a table
+    /// decides the position or the score is proven.
+    pub wdl: Wdl,
 }
 
 /// What a finished search found.
@@ -192,6 +201,11 @@ pub fn search_then(
         finished(&result);
         return result;
     }
+    if !request.settings.skill.is_full() {
+        let result = skill::play(request, tables, signals, report);
+        finished(&result);
+        return result;
+    }
     let probe = (request.tablebase.root.as_ref())
         .and_then(|table| tablebase::probe_root(request, table, &signals.stop));
     match probe {
@@ -212,6 +226,7 @@ pub fn search_then(
             drawn.tablebase = TableUse::default();
             let mut exact = |mut info: Info| {
                 info.score = Score::Cp(DRAW);
+                info.wdl = Wdl::DRAW;
                 info.tbhits = probes;
                 report(info);
             };
@@ -857,6 +872,7 @@ impl<'a> Searcher<'a> {
             tbhits: self.prober.as_ref().map_or(0, |p| p.hits),
             time,
             pv: rm.pv.clone(),
+            wdl: Wdl::from_score(rm.score, &self.request.position),
         }
     }
 }

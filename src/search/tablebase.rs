@@ -13,6 +13,7 @@ use super::{Info, MAX_PLY, Request, Score, SearchResult};
 use crate::board::{Color, Move, Position, Rules};
 use crate::solver::{Dtz, Wdl, WdlReader};
 use crate::tablebase::Layered;
+use crate::wdl;
 
 /// The solved tables a search uses.
 #[derive(Clone, Debug, Default)]
@@ -117,6 +118,8 @@ fn decided(
             tbhits: probes,
             time,
             pv,
+            // A decided root is a proven win or loss.
+            wdl: wdl::Wdl::proven(score).unwrap_or(wdl::Wdl::DRAW),
         })
         .collect();
     let main = &infos[0];

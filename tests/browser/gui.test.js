@@ -183,6 +183,8 @@ async function playAGame(page) {
 
     if (plies === 3) {
       await page.waitForFunction(() => document.getElementById("a-depth").textContent !== "–");
+      // The engine offers UCI_ShowWDL: the page shows its chances.
+      await page.waitForFunction(() => /win \d+%, draw \d+%, loss \d+%/.test(document.getElementById("a-score").textContent));
     }
   }
   if (!tallySeen) fail("no car left the board before the game ended");
@@ -383,8 +385,8 @@ async function quickNewGames(page) {
   if (state.size !== 4 || shown !== "4" || squares !== 16) fail(`size ${state.size}, selector ${shown}, ${squares} squares`);
 }
 
-/// The level selector offers the engine's levels (or says it has none),
-/// and a choice reaches the server.
+/// The level selector offers the engine's levels, and a choice reaches
+/// the server.
 async function levels(page) {
   const state = await serverState(page);
   const level = await page.evaluate(() => ({
@@ -392,10 +394,9 @@ async function levels(page) {
     hint: document.getElementById("level-hint").textContent,
     options: [...document.getElementById("level").options].map((o) => o.value),
   }));
-  if (!state.strength) {
-    if (!level.disabled || !level.hint.includes("no weaker levels")) fail(`level selector ${JSON.stringify(level)}`);
-    return;
-  }
+  // The engine has `Skill Level` 0..20 (an engine without levels is
+  // covered by the HTTP tests).
+  if (!state.strength || state.strength.kind !== "skill") fail(`the engine's levels are not offered: ${JSON.stringify(state.strength)}`);
   if (level.disabled || level.options[0] !== "full" || level.options.length < 3) fail(`level selector ${JSON.stringify(level)}`);
   const weakest = level.options[1];
   await page.selectOption("#level", weakest);

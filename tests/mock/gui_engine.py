@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""A wrapper around the real engine for the GUI's tests: options and
-replies the engine does not have (yet), to check that `dodgem gui` uses them
-when an engine offers them.
+"""A wrapper around the real engine for the GUI's tests: the engines a GUI
+meets that are not this one (with no levels, with levels by Elo, without
+`solve`), to check that `dodgem gui` uses what an engine offers and does
+without what it lacks.
 
 Usage: gui_engine.py ENGINE LOG MODE
 

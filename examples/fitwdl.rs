@@ -1,0 +1,688 @@
+//! Fits the win/draw/loss curve of `UCI_ShowWDL` (`src/wdl.rs`) to solved
+//! positions, and measures how well it predicts positions it was not fitted
+//! on.
+//!
+//! ```text
+//! cargo run --release -- solve --size 5 --out /tmp/t5-textbook
+//! cargo run --release -- solve --size 5 --rules classic --out /tmp/t5-classic
+//! cargo run --release --example fitwdl -- --tables /tmp/t5-textbook --tables /tmp/t5-classic \
+//!     [--check DIR]...
+//! ```
+//!
+//! Positions are taken from games between randomly chosen `Skill Level`s
+//! (positions games really reach, good and bad), on 3 x 3 and 4 x 4 (the
+//! built-in tables) and on 5 x 5 (the tables given), under both rules.
+//! Each is searched at full strength without tables, with a node budget
+//! drawn between 1,000 and 100,000 (the curve must serve short and long
+//! searches), and its true value is read from the table. Positions the
+//! search proves (a mate score) are left out: the engine reports those as
+//! exact.
+//!
+//! The curve is `win = 1 / (1 + exp((a - s) / b))`, `loss = 1 / (1 +
+//! exp((a + s) / b))`. Several ways for `a` and `b` to depend on the
+//! position are fitted by maximum likelihood on the positions of the
+//! even-numbered games and scored on the positions of the odd-numbered
+//! games (held out): log loss against the constant prediction (each result
+//! at its frequency), and how often the most likely result is the true
+//! one. With `--check DIR` (layered tables of other boards, such as the
+//! endgame tables with at most 3 cars a side on 7 x 7 and 8 x 8), positions
+//! from those boards are scored too, never fitted on. The engine's own
+//! curve is scored the same way; the constants to put in `src/wdl.rs` are
+//! printed last.
+
+use std::sync::Arc;
+
+use clap::Parser;
+use dodgem::board::{Color, Rules};
+use dodgem::eval::moves_to_go;
+use dodgem::game::Game;
+use dodgem::search::TABLE_WIN_BOUND;
+use dodgem::search::{Limits, Request, Settings, Signals, Skill, Tables, search};
+use dodgem::solver::Dtz;
+use dodgem::tablebase::{self, Layered};
+use dodgem::wdl::{chances, curve};
+use dodgem::{Position, notation};
+
+#[derive(Parser)]
+struct Args {
+    /// Directories of layered 5 x 5 tables (`dodgem solve --size 5 --out`),
+    /// one per rule.
+    #[arg(long = "tables", required_unless_present = "load")]
+    tables: Vec<std::path::PathBuf>,
+    /// Layered tables of another board to score the curves on (not fitted).
+    #[arg(long = "check")]
+    check: Vec<std::path::PathBuf>,
+    /// Games per board and rule.
+    #[arg(long, default_value_t = 400)]
+    games: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Save the sampled positions to this file (to fit again without
+    /// sampling, with --load).
+    #[arg(long)]
+    save: Option<std::path::PathBuf>,
+    /// Fit and score the positions of a file --save wrote instead of
+    /// sampling new ones.
+    #[arg(long, conflicts_with = "tables")]
+    load: Option<std::path::PathBuf>,
+}
+
+/// A position's true result for the side to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Truth {
+    Win,
+    Draw,
+    Loss,
+}
+
+/// One sampled position: its search score and true result.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    position: Position,
+    score: f64,
+    truth: Truth,
+    held_out: bool,
+}
+
+impl Sample {
+    /// Moves both sides still need to drive their cars off.
+    fn race(&self) -> f64 {
+        let moves = |color| f64::from(moves_to_go(&self.position, color));
+        moves(Color::Black) + moves(Color::White)
+    }
+
+    /// Cars on the board, both sides.
+    fn cars(&self) -> f64 {
+        self.cars_of(Color::Black) + self.cars_of(Color::White)
+    }
+
+    /// `(black - 1) * (white - 1)`, counting cars on the board.
+    fn pairs(&self) -> f64 {
+        (self.cars_of(Color::Black) - 1.0) * (self.cars_of(Color::White) - 1.0)
+    }
+
+    fn cars_of(&self, color: Color) -> f64 {
+        f64::from(self.position.cars(color).count_ones())
+    }
+
+    /// One line of a samples file: position, score, truth, held out.
+    fn line(&self) -> String {
+        format!(
+            "{}|{}|{:?}|{}",
+            notation::format_position(&self.position),
+            self.score,
+            self.truth,
+            self.held_out
+        )
+    }
+
+    fn read(line: &str) -> Option<Sample> {
+        let mut fields = line.split('|');
+        let position = notation::parse_position(fields.next()?).ok()?;
+        let score = fields.next()?.parse().ok()?;
+        let truth = match fields.next()? {
+            "Win" => Truth::Win,
+            "Draw" => Truth::Draw,
+            "Loss" => Truth::Loss,
+            _ => return None,
+        };
+        let held_out = fields.next()?.parse().ok()?;
+        Some(Sample {
+            position,
+            score,
+            truth,
+            held_out,
+        })
+    }
+}
+
+/// How `a` and `b` may depend on the position: `a = A * x`, `b = B * y`
+/// with `(x, y)` from the position and `A`, `B` fitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    /// Constants for each board, fitted on that board alone.
+    PerBoard,
+    /// Both proportional to the moves left in the race (both sides).
+    Race,
+    /// `a` proportional to the moves left, `b` to their square root.
+    RaceSqrt,
+    /// Both proportional to the cars on the board.
+    Cars,
+    /// `a` proportional to the product of the two sides' cars on the
+    /// board (blocking, which makes draws, takes cars of both sides), `b`
+    /// to the square root of the moves left.
+    Blocking,
+    /// As `Blocking`, with one car of each side left out of the product:
+    /// a lone car cannot be held up for ever.
+    BlockingPairs,
+    /// As `BlockingPairs`, `b` proportional to the moves left.
+    BlockingPairsRace,
+    /// `a` proportional to a power of the share of the race still to run
+    /// (the moves left over those at the start), `b` to the square root of
+    /// the moves left.
+    Phase(i32),
+    /// `a` proportional to a power of the share of the cars still on the
+    /// board, `b` to the square root of the moves left.
+    CarShare(i32),
+}
+
+impl Family {
+    const ALL: [Family; 13] = [
+        Family::PerBoard,
+        Family::Race,
+        Family::RaceSqrt,
+        Family::Cars,
+        Family::Blocking,
+        Family::BlockingPairs,
+        Family::BlockingPairsRace,
+        Family::Phase(1),
+        Family::Phase(2),
+        Family::Phase(3),
+        Family::CarShare(2),
+        Family::CarShare(4),
+        Family::CarShare(8),
+    ];
+
+    fn scales(self, s: &Sample) -> (f64, f64) {
+        match self {
+            Family::PerBoard => (1.0, 1.0),
+            Family::Race => (s.race(), s.race()),
+            Family::RaceSqrt => (s.race(), s.race().sqrt()),
+            Family::Cars => (s.cars(), s.cars()),
+            Family::Blocking => (
+                s.cars_of(Color::Black) * s.cars_of(Color::White),
+                s.race().sqrt(),
+            ),
+            Family::BlockingPairs => (s.pairs(), s.race().sqrt()),
+            Family::BlockingPairsRace => (s.pairs(), s.race()),
+            Family::Phase(p) => {
+                let n = s.position.size() as f64;
+                ((s.race() / (2.0 * n * (n - 1.0))).powi(p), s.race().sqrt())
+            }
+            Family::CarShare(p) => {
+                let n = s.position.size() as f64;
+                ((s.cars() / (2.0 * (n - 1.0))).powi(p), s.race().sqrt())
+            }
+        }
+    }
+
+    fn curve(self, (big_a, big_b): (f64, f64), s: &Sample) -> (f64, f64) {
+        let (x, y) = self.scales(s);
+        (big_a * x, big_b * y)
+    }
+}
+
+/// The family `src/wdl.rs` uses (with `a = 0` on 3 x 3).
+const ENGINE_FAMILY: Family = Family::Phase(2);
+
+/// Where the truth comes from: solved tables.
+struct Oracle(Arc<Layered>);
+
+impl Oracle {
+    fn truth(&self, position: &Position, rules: Rules) -> Option<Truth> {
+        if !self.0.covers(position, rules) {
+            return None;
+        }
+        self.0.probe(position).map(|value| match value {
+            Dtz::Win(_) => Truth::Win,
+            Dtz::Draw => Truth::Draw,
+            Dtz::Loss(_) => Truth::Loss,
+        })
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        (self.next() >> 33) % n
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A search's score for `position` (internal units, side to move), at
+/// full strength without tables, within `nodes`.
+fn score(position: &Position, rules: Rules, nodes: u64, tables: &mut Tables) -> i32 {
+    let request = Request {
+        position: *position,
+        history: Vec::new(),
+        limits: Limits {
+            nodes: Some(nodes),
+            ..Limits::default()
+        },
+        settings: Settings {
+            rules,
+            ..Settings::default()
+        },
+        tablebase: Default::default(),
+    };
+    search(&request, tables, &Signals::default(), &mut |_| {}).score
+}
+
+/// Samples positions from `games` games on `size` under `rules`, each game
+/// between two random levels, about one position in six. Only positions
+/// the oracle knows and the search does not prove are kept; `proven`
+/// counts the others and how often the table agrees with the proof.
+fn sample(
+    size: usize,
+    rules: Rules,
+    oracle: &Oracle,
+    games: u64,
+    rng: &mut Rng,
+    proven: &mut (u64, u64),
+) -> Vec<Sample> {
+    let mut samples = Vec::new();
+    let mut play_tables = Tables::new(4);
+    let mut score_tables = Tables::new(16);
+    for game_number in 0..games {
+        let levels = [rng.below(20) as u8, rng.below(20) as u8];
+        let mut game = Game::new(Position::start(size));
+        while game.outcome(rules).is_none() && game.moves().len() < 300 {
+            let position = *game.position();
+            if rng.below(6) == 0
+                && let Some(truth) = oracle.truth(&position, rules)
+            {
+                let nodes = (1000.0 * 100f64.powf(rng.unit())) as u64;
+                score_tables.clear();
+                let score = score(&position, rules, nodes, &mut score_tables);
+                if score.abs() >= TABLE_WIN_BOUND {
+                    proven.0 += 1;
+                    let said = if score > 0 { Truth::Win } else { Truth::Loss };
+                    proven.1 += u64::from(said == truth);
+                    if said != truth {
+                        eprintln!(
+                            "the search proves {said:?} ({score}, {nodes} nodes) where the table says {truth:?}: {} {}",
+                            notation::format_position(&position),
+                            rules.name()
+                        );
+                    }
+                } else {
+                    samples.push(Sample {
+                        position,
+                        score: f64::from(score),
+                        truth,
+                        held_out: game_number % 2 == 1,
+                    });
+                }
+            }
+            let side = usize::from(position.side_to_move() == Color::White);
+            let request = Request {
+                position,
+                history: game.history(),
+                limits: Limits::default(),
+                settings: Settings {
+                    rules,
+                    skill: Skill::new(levels[side]).with_seed(rng.next()),
+                    ..Settings::default()
+                },
+                tablebase: Default::default(),
+            };
+            let mv = search(&request, &mut play_tables, &Signals::default(), &mut |_| {})
+                .best_move
+                .expect("a move in a live game");
+            game.play(mv);
+        }
+    }
+    samples
+}
+
+/// The curve's probability of `truth` at `score`.
+fn probability(score: f64, truth: Truth, (a, b): (f64, f64)) -> f64 {
+    let (win, loss) = chances(score, a, b);
+    let p = match truth {
+        Truth::Win => win,
+        Truth::Loss => loss,
+        Truth::Draw => 1.0 - win - loss,
+    };
+    p.clamp(1e-6, 1.0)
+}
+
+/// A curve for each sample.
+type Curve<'a> = &'a dyn Fn(&Sample) -> (f64, f64);
+
+/// Mean log loss (nats per position) of `curve` on `samples`.
+fn log_loss(samples: &[&Sample], curve: Curve) -> f64 {
+    let total: f64 = samples
+        .iter()
+        .map(|s| -probability(s.score, s.truth, curve(s)).ln())
+        .sum();
+    total / samples.len() as f64
+}
+
+/// The constants `(A, B)` of `family` that fit `samples` best: a coarse
+/// grid, then finer ones around the best point.
+fn fit(samples: &[&Sample], family: Family) -> (f64, f64) {
+    let draws = samples.iter().any(|s| s.truth == Truth::Draw);
+    // A few hundred evaluation units over the typical scale bound the search.
+    let typical = samples.iter().map(|s| family.scales(s).1).sum::<f64>() / samples.len() as f64;
+    let top = 800.0 / typical;
+    let mut best = (0.0, top / 10.0);
+    let mut best_loss = f64::INFINITY;
+    let (mut a_range, mut b_range) = ((0.0, if draws { top } else { 0.0 }), (top / 400.0, top));
+    for step in [top / 50.0, top / 500.0, top / 5000.0] {
+        let mut a = a_range.0;
+        while a <= a_range.1 + step / 2.0 {
+            let mut b = b_range.0;
+            while b <= b_range.1 + step / 2.0 {
+                let loss = log_loss(samples, &|s| family.curve((a, b), s));
+                if loss < best_loss {
+                    best_loss = loss;
+                    best = (a, b);
+                }
+                b += step;
+            }
+            a += step;
+        }
+        a_range = (
+            (best.0 - step).max(0.0),
+            if draws { best.0 + step } else { 0.0 },
+        );
+        b_range = ((best.1 - step).max(step / 10.0), best.1 + step);
+    }
+    best
+}
+
+fn index(truth: Truth) -> usize {
+    match truth {
+        Truth::Win => 0,
+        Truth::Draw => 1,
+        Truth::Loss => 2,
+    }
+}
+
+/// The constant prediction: each result at its frequency in `train`.
+fn frequencies(train: &[&Sample]) -> [f64; 3] {
+    let mut counts = [0.0; 3];
+    for s in train {
+        counts[index(s.truth)] += 1.0;
+    }
+    counts.map(|c| (c / train.len() as f64).max(1e-6))
+}
+
+/// How often the most likely result under `curve` is the true one.
+fn hit_rate(test: &[&Sample], curve: Curve) -> f64 {
+    let hits = test
+        .iter()
+        .filter(|s| {
+            let p =
+                [Truth::Win, Truth::Draw, Truth::Loss].map(|t| probability(s.score, t, curve(s)));
+            let guess = (0..3).max_by(|&i, &j| p[i].total_cmp(&p[j])).unwrap_or(1);
+            guess == index(s.truth)
+        })
+        .count();
+    100.0 * hits as f64 / test.len() as f64
+}
+
+/// The constant prediction's log loss and hit rate on `test`.
+fn constant(train: &[&Sample], test: &[&Sample]) -> (f64, f64) {
+    let base = frequencies(train);
+    let loss = test.iter().map(|s| -base[index(s.truth)].ln()).sum::<f64>() / test.len() as f64;
+    let majority = (0..3)
+        .max_by(|&i, &j| base[i].total_cmp(&base[j]))
+        .unwrap_or(1);
+    let hits = test.iter().filter(|s| index(s.truth) == majority).count();
+    (loss, 100.0 * hits as f64 / test.len() as f64)
+}
+
+/// A calibration table: by score, the mean predicted chances against the
+/// observed results.
+fn calibration(test: &[&Sample], curve: Curve) {
+    println!("    score range       n   predicted W/D/L %   observed W/D/L %");
+    let edges = [
+        -1e9, -300.0, -150.0, -75.0, -25.0, 25.0, 75.0, 150.0, 300.0, 1e9,
+    ];
+    for pair in edges.windows(2) {
+        let bin: Vec<&&Sample> = test
+            .iter()
+            .filter(|s| s.score >= pair[0] && s.score < pair[1])
+            .collect();
+        if bin.is_empty() {
+            continue;
+        }
+        let n = bin.len() as f64;
+        let mut predicted = [0.0; 3];
+        let mut observed = [0.0; 3];
+        for s in &bin {
+            let (a, b) = curve(s);
+            let (w, l) = chances(s.score, a, b);
+            predicted[0] += w / n;
+            predicted[1] += (1.0 - w - l) / n;
+            predicted[2] += l / n;
+            observed[index(s.truth)] += 1.0 / n;
+        }
+        let pct = |p: [f64; 3]| {
+            format!(
+                "{:>3.0} {:>3.0} {:>3.0}",
+                100.0 * p[0],
+                100.0 * p[1],
+                100.0 * p[2]
+            )
+        };
+        let range = format!("[{}, {})", pair[0].max(-9999.0), pair[1].min(9999.0));
+        println!(
+            "    {range:<14} {:>5}   {}         {}",
+            bin.len(),
+            pct(predicted),
+            pct(observed)
+        );
+    }
+}
+
+/// The samples of the board of `size`.
+fn on<'a>(samples: &[&'a Sample], size: usize) -> Vec<&'a Sample> {
+    samples
+        .iter()
+        .copied()
+        .filter(|s| s.position.size() == size)
+        .collect()
+}
+
+/// The engine's curve for a sample.
+fn engine_curve(s: &Sample) -> (f64, f64) {
+    curve(&s.position)
+}
+
+/// Samples the positions to fit on (3 x 3 to 5 x 5) and to check on.
+fn sample_all(args: &Args, rng: &mut Rng) -> (Vec<Sample>, Vec<(String, Vec<Sample>)>) {
+    let mut proven = (0, 0);
+    let mut fitted_on: Vec<Sample> = Vec::new();
+    for size in [3, 4, 5] {
+        for rules in Rules::ALL {
+            let oracle = if size < 5 {
+                Oracle(tablebase::builtin(size, rules).expect("a built-in table"))
+            } else {
+                let Some(dir) = args.tables.iter().find(|dir| {
+                    Layered::open(dir).is_ok_and(|l| l.kind().size == 5 && l.kind().rules == rules)
+                }) else {
+                    eprintln!("no 5x5 {} tables given: skipped", rules.name());
+                    continue;
+                };
+                Oracle(Arc::new(Layered::open(dir).expect("opened above")))
+            };
+            fitted_on.extend(sample(size, rules, &oracle, args.games, rng, &mut proven));
+        }
+    }
+    println!(
+        "positions the search proved (left out): {}, the table agreeing on {}",
+        proven.0, proven.1
+    );
+    let mut checks: Vec<(String, Vec<Sample>)> = Vec::new();
+    for dir in &args.check {
+        let layered = Layered::open(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let kind = layered.kind();
+        let name = format!(
+            "{n}x{n} {}, at most {} cars a side",
+            kind.rules.name(),
+            kind.max_cars,
+            n = kind.size
+        );
+        let oracle = Oracle(Arc::new(layered));
+        let samples = sample(kind.size, kind.rules, &oracle, args.games, rng, &mut proven);
+        checks.push((name, samples));
+    }
+    (fitted_on, checks)
+}
+
+/// Writes the samples: a line `# <name>` before each set of check
+/// positions.
+fn save(path: &std::path::Path, fitted_on: &[Sample], checks: &[(String, Vec<Sample>)]) {
+    let mut text = String::new();
+    for sample in fitted_on {
+        text.push_str(&sample.line());
+        text.push('\n');
+    }
+    for (name, samples) in checks {
+        text.push_str(&format!("# {name}\n"));
+        for sample in samples {
+            text.push_str(&sample.line());
+            text.push('\n');
+        }
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// Reads what [`save`] wrote.
+fn load(path: &std::path::Path) -> (Vec<Sample>, Vec<(String, Vec<Sample>)>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut fitted_on = Vec::new();
+    let mut checks: Vec<(String, Vec<Sample>)> = Vec::new();
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("# ") {
+            checks.push((name.to_string(), Vec::new()));
+            continue;
+        }
+        let sample =
+            Sample::read(line).unwrap_or_else(|| panic!("bad line in {}: {line}", path.display()));
+        match checks.last_mut() {
+            Some((_, samples)) => samples.push(sample),
+            None => fitted_on.push(sample),
+        }
+    }
+    (fitted_on, checks)
+}
+
+fn main() {
+    let args = Args::parse();
+    let mut rng = Rng(0x5EED_F17D ^ args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let (fitted_on, checks) = match &args.load {
+        Some(path) => load(path),
+        None => {
+            let sampled = sample_all(&args, &mut rng);
+            if let Some(path) = &args.save {
+                save(path, &sampled.0, &sampled.1);
+            }
+            sampled
+        }
+    };
+    let train: Vec<&Sample> = fitted_on.iter().filter(|s| !s.held_out).collect();
+    // The families are fitted on 4 x 4 and 5 x 5; 3 x 3, which has no
+    // drawn position, is scored like the other boards.
+    let train45: Vec<&Sample> = train
+        .iter()
+        .copied()
+        .filter(|s| s.position.size() > 3)
+        .collect();
+    let sizes = [3, 4, 5];
+    let held_out: Vec<&Sample> = fitted_on.iter().filter(|s| s.held_out).collect();
+    println!(
+        "fitted on {} positions of 4 x 4 and 5 x 5 (PerBoard: each board on its own share of {}), \
+         held out {}; log loss in nats a position (lower is better), then how often the \
+         most likely result is the true one",
+        train45.len(),
+        train.len(),
+        held_out.len()
+    );
+    let mut results = Vec::new();
+    for family in Family::ALL {
+        let constants: Vec<(usize, (f64, f64))> = match family {
+            Family::PerBoard => sizes
+                .iter()
+                .map(|&n| (n, fit(&on(&train, n), family)))
+                .collect(),
+            _ => {
+                let all = fit(&train45, family);
+                sizes.iter().map(|&n| (n, all)).collect()
+            }
+        };
+        let curve_of = |s: &Sample| {
+            let per = constants
+                .iter()
+                .find(|(n, _)| *n == s.position.size())
+                .map_or(constants[constants.len() - 1].1, |&(_, c)| c);
+            family.curve(per, s)
+        };
+        results.push((family, constants.clone()));
+        println!("{family:?}: constants (A, B) {constants:.3?}");
+        for &n in &sizes {
+            let test = on(&held_out, n);
+            if test.is_empty() {
+                continue;
+            }
+            let base = constant(&on(&train, n), &test);
+            println!(
+                "  {n}x{n}: {} held out: {:.3} ({:.1}%), constant {:.3} ({:.1}%)",
+                test.len(),
+                log_loss(&test, &curve_of),
+                hit_rate(&test, &curve_of),
+                base.0,
+                base.1
+            );
+        }
+        for (name, samples) in &checks {
+            let test: Vec<&Sample> = samples.iter().collect();
+            if test.is_empty() {
+                continue;
+            }
+            let base = constant(&test, &test);
+            println!(
+                "  {name}: {}: {:.3} ({:.1}%), constant {:.3} ({:.1}%)",
+                test.len(),
+                log_loss(&test, &curve_of),
+                hit_rate(&test, &curve_of),
+                base.0,
+                base.1
+            );
+        }
+    }
+    println!("the engine's curve (src/wdl.rs):");
+    for &n in &sizes {
+        let test = on(&held_out, n);
+        if test.is_empty() {
+            continue;
+        }
+        println!(
+            "  {n}x{n}: {} held out: {:.3} ({:.1}%)",
+            test.len(),
+            log_loss(&test, &engine_curve),
+            hit_rate(&test, &engine_curve)
+        );
+        calibration(&test, &engine_curve);
+    }
+    for (name, samples) in &checks {
+        let test: Vec<&Sample> = samples.iter().collect();
+        if test.is_empty() {
+            continue;
+        }
+        println!(
+            "  {name}: {}: {:.3} ({:.1}%)",
+            test.len(),
+            log_loss(&test, &engine_curve),
+            hit_rate(&test, &engine_curve)
+        );
+        calibration(&test, &engine_curve);
+    }
+    if let Some((_, constants)) = results.iter().find(|(f, _)| *f == ENGINE_FAMILY) {
+        let (a, b) = constants[constants.len() - 1].1;
+        println!("constants for src/wdl.rs ({ENGINE_FAMILY:?}): A = {a:.1}, B = {b:.2}");
+    }
+}
