@@ -694,6 +694,37 @@ fn layered_move_values_agree_with_the_stored_values() {
 }
 
 #[test]
+fn tbhits_count_the_probes_of_every_search_thread() {
+    // The same search by node count with one thread and with two: the
+    // share of nodes that hit a table is much the same, the helpers'
+    // hits counted (with the main thread's alone it halves when the
+    // helper gets its share of the nodes).
+    let _cpu = shared();
+    let probed = layered_dir("tbhits-k2", 5, Rules::Textbook, 2);
+    let mut ratios = Vec::new();
+    for threads in [1, 2] {
+        let mut engine = Engine::start();
+        engine.send_all(&[
+            "setoption name BoardSize value 5",
+            &format!("setoption name Threads value {threads}"),
+            &format!("setoption name TablebasePath value {}", probed.display()),
+            "position fen 5/B4/B4/1B3/1WW2 b",
+        ]);
+        let lines = engine.go("go nodes 400000", LONG);
+        let info = lines.iter().rev().find(|l| l.contains(" tbhits ")).unwrap();
+        let number = |key| -> f64 {
+            crate::common::info_value(info, key)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no {key} in {info}"))
+        };
+        ratios.push(number("tbhits") / number("nodes"));
+    }
+    assert!(ratios[0] > 0.01, "{ratios:?}");
+    assert!(ratios[1] > 0.75 * ratios[0], "{ratios:?}");
+    std::fs::remove_dir_all(&probed).unwrap();
+}
+
+#[test]
 fn the_search_probes_tables_that_do_not_cover_its_root() {
     // Tables of at most 2 cars a side, a root with 3 black cars (and at
     // most 2 white ones): the root is not covered, but every exit of a black car leads into covered
