@@ -726,6 +726,10 @@ pub struct Tables {
     kind: Kind,
     shape: Shape,
     values: Mutex<ValueCache>,
+    /// Held while a layer is read for `values`: one read at a time, and
+    /// not under `values`'s lock (a 6 x 6 layer takes seconds, and
+    /// [`Tables::probe_in_memory`] must not wait for it).
+    reading: Mutex<()>,
     wdl: Arc<WdlCache>,
     /// What was wrong with layers found unusable.
     errors: Arc<Mutex<Errors>>,
@@ -786,6 +790,7 @@ impl Tables {
             kind,
             shape,
             values: Mutex::new(ValueCache::default()),
+            reading: Mutex::new(()),
             wdl: Arc::new(WdlCache::default()),
             errors: Arc::default(),
         }
@@ -871,15 +876,26 @@ impl Tables {
             }
             Source::Dir(dir) => dir,
         };
-        let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(values) = cache.layers.get(id) {
-            return Ok(values);
+        let cached = || -> Option<Result<Arc<Values>, LayerError>> {
+            let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(values) = cache.layers.get(id) {
+                return Some(Ok(values));
+            }
+            let why = cache.unusable.get(&id)?;
+            Some(Err(LayerError::Unusable(why.clone())))
+        };
+        if let Some(found) = cached() {
+            return found;
         }
-        if let Some(why) = cache.unusable.get(&id) {
-            return Err(LayerError::Unusable(why.clone()));
+        let _reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+        // Another thread may have read it while this one waited.
+        if let Some(found) = cached() {
+            return found;
         }
         let layer = self.shape.layer(black, white);
-        match read_layer(dir, self.kind, &layer) {
+        let read = read_layer(dir, self.kind, &layer);
+        let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
+        match read {
             Ok((values, _)) => {
                 let values = Arc::new(values);
                 let bytes = values.len() * values.width();
