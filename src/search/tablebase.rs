@@ -169,11 +169,14 @@ const _: () =
 /// cannot be read).
 pub(super) fn probe_root(
     request: &Request,
-    layered: &Layered,
+    layered: &Arc<Layered>,
     stop: &AtomicBool,
 ) -> Option<RootProbe> {
     let started = Instant::now();
     let root = request.position;
+    if !read_root_layers(layered, &root, stop) {
+        return None;
+    }
     let searchmoves = &request.limits.searchmoves;
     let all = layered.rank_moves(&root);
     let mut probes = all.len() as u64;
@@ -214,6 +217,41 @@ pub(super) fn probe_root(
     }
     Some(decided(lines, probes, started, layered_score(best)))
 }
+
+/// Brings the layers the moves of `root` lead into into memory: at once
+/// when they are there already, otherwise on a thread of its own (a
+/// 6 x 6 layer is up to 2 GB, seconds to read) while this one watches
+/// `stop` every few milliseconds. `false` when `stop` came first: the
+/// search then answers at once without the tables, and the read goes on
+/// to leave its layers in the cache for the next search.
+fn read_root_layers(layered: &Arc<Layered>, root: &Position, stop: &AtomicBool) -> bool {
+    if layered.rank_moves_in_memory(root).is_some() {
+        return true;
+    }
+    let (done, finished) = crossbeam_channel::bounded(1);
+    let (table, position) = (Arc::clone(layered), *root);
+    let spawned = std::thread::Builder::new()
+        .name("table reader".into())
+        .spawn(move || {
+            table.rank_moves(&position);
+            let _ = done.send(());
+        });
+    if spawned.is_err() {
+        // No thread to spare: read here.
+        layered.rank_moves(root);
+        return true;
+    }
+    while !stop.load(Ordering::Relaxed) {
+        match finished.recv_timeout(STOP_POLL) {
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
+/// How often a search waiting for a table read looks at `stop`.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The line of best play by layered tables from `position` (the winner
 /// making progress or nearing it, the loser delaying) until the game ends,
@@ -261,6 +299,38 @@ mod tests {
         );
         assert!(line.is_empty());
         assert_eq!(probes, 0);
+    }
+
+    #[test]
+    fn a_stopped_search_does_not_wait_for_the_root_layers() {
+        let dir = std::env::temp_dir().join(format!("dodgem-root-read-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let kind = crate::solver::Kind {
+            size: 4,
+            rules: Rules::Textbook,
+            max_cars: 3,
+        };
+        let plan = crate::solver::Plan {
+            kind,
+            dir: dir.clone(),
+            threads: 1,
+            stop_after_layers: None,
+            two_bytes: false,
+        };
+        crate::solver::solve_layers(&plan, &mut |_| {}).unwrap();
+        let table = Arc::new(Layered::open(&dir).unwrap());
+        let root = Position::start(4);
+        assert!(table.rank_moves_in_memory(&root).is_none());
+        // Stopped: no answer from the tables, and no wait for them.
+        assert!(!read_root_layers(&table, &root, &AtomicBool::new(true)));
+        // The read went on and left the layers in memory.
+        let started = Instant::now();
+        while table.rank_moves_in_memory(&root).is_none() {
+            assert!(started.elapsed().as_secs() < 60, "the layers never came");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(read_root_layers(&table, &root, &AtomicBool::new(true)));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
