@@ -101,8 +101,8 @@ fn chances(
         let loses = if next.cars(us.other()) == 0 || reply_repeats(request, &root, mv, reply) {
             false
         } else if !layered.covers(&next, request.settings.rules) {
-            // Not reached from a covered root (every car on the board is
-            // covered); a reply the table cannot judge sets no trap.
+            // Not met from a covered root (a reply adds no car), but a
+            // reply the table cannot judge sets no trap.
             false
         } else {
             *probes += 1;
