@@ -20,6 +20,7 @@ mod smp;
 mod tablebase;
 pub mod textbook;
 pub mod thread;
+mod traps;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

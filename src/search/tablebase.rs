@@ -2,8 +2,9 @@
 //!
 //! A decided root (won or lost) needs no search: the table ranks every
 //! move and the line of best play follows from it. A drawn root keeps
-//! the search, but only over the moves that keep the draw, so the engine
-//! still tries to set the opponent problems without ever risking a loss.
+//! the search, but only over the moves that keep the draw and set the
+//! opponent the most traps, so the engine still tries to set the opponent
+//! problems without ever risking a loss.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,7 +91,8 @@ impl Prober {
 pub(super) enum RootProbe {
     /// Won or lost: the result is final (after reporting these lines).
     Decided(SearchResult, Vec<Info>),
-    /// Drawn: search these moves (the ones that hold the draw); `probes`
+    /// Drawn: search these moves (the ones that hold the draw and leave
+    /// the opponent the most ways to lose, see [`super::traps`]); `probes`
     /// table lookups were made.
     Drawn { moves: Vec<Move>, probes: u64 },
 }
@@ -134,7 +136,7 @@ fn decided(
 }
 
 /// Whether `mv` from `root` makes a threefold repetition.
-fn repeats(request: &Request, root: &Position, mv: Move) -> bool {
+pub(super) fn repeats(request: &Request, root: &Position, mv: Move) -> bool {
     if mv.is_irreversible(root.side_to_move()) {
         return false;
     }
@@ -203,6 +205,7 @@ pub(super) fn probe_root(
             .take_while(|(_, value)| *value == Dtz::Draw)
             .map(|&(mv, _)| mv)
             .collect();
+        let moves = super::traps::prefer(request, layered, moves, &mut probes);
         return Some(RootProbe::Drawn { moves, probes });
     }
     let mut lines = Vec::new();
