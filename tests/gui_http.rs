@@ -1061,9 +1061,11 @@ fn the_engine_s_own_levels_and_chances_reach_the_page() {
         json!({"kind": "skill", "min": 0, "max": 20})
     );
     assert_eq!(state["engine"]["wdl"], true);
-    // Level 0 plays a move; 3 x 3 is solved, so the chances the engine
-    // reports are exact: one of the three results is certain.
-    gui.ok("/api/config", json!({"level": 0, "movetime": 50}));
+    // Level 0 plays a move (its own budget is 24 nodes: the generous
+    // movetime only keeps a loaded machine from cutting it before its
+    // first line); 3 x 3 is solved, so the chances the engine reports are
+    // exact: one of the three results is certain.
+    gui.ok("/api/config", json!({"level": 0, "movetime": 1000}));
     gui.ok("/api/move", json!({"move": "a3b3"}));
     let state = gui.wait_turn("human");
     let wdl: Vec<u64> = state["analysis"]["wdl"]

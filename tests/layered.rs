@@ -354,6 +354,42 @@ fn the_solve_command_stops_resumes_and_verifies() {
 }
 
 #[test]
+fn the_reach_command_counts_the_published_reachable_positions() {
+    let _cpu = shared();
+    let dir = scratch("cli-reach");
+    let out = dir.to_str().unwrap();
+    let (ok, text) = dodgem(&["solve", "--size", "3", "--out", out, "--quiet"]);
+    assert!(ok, "{text}");
+    let (ok, text) = dodgem(&["solve", "--reach", out, "--quiet"]);
+    assert!(ok, "{text}");
+    for expected in [
+        "1,332 positions per side to move in the index",
+        "reachable from the start: 1,963 positions (1,120 wins, 0 draws, 843 losses",
+        "Black to move: 995 positions",
+        "White to move: 968 positions",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing from\n{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Endgame tables do not hold the start: refused with a word why.
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--size",
+        "4",
+        "--max-cars",
+        "2",
+        "--out",
+        out,
+        "--quiet",
+    ]);
+    assert!(ok, "{text}");
+    let (ok, text) = dodgem(&["solve", "--reach", out, "--quiet"]);
+    assert!(!ok);
+    assert!(text.contains("do not hold the start"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn endgame_tables_match_the_whole_board() {
     let _cpu = shared();
     // Positions with at most two cars a side form a closed game: their

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::common::{Engine, LONG, Rng, best_move, is_bestmove, ms, shared, timing};
 use crate::reference::{Dtm, Reference};
-use dodgem::board::{Outcome, Position, Rules};
+use dodgem::board::{Color, Outcome, Position, Rules};
 use dodgem::notation::format_position;
 use dodgem::solver::{self, Dtz};
 use dodgem::tablebase;
@@ -88,6 +88,80 @@ fn solved_table_directories_agree_with_the_reference_on_every_position() {
             );
             let tables = solver::Tables::open(&dir).unwrap();
             check_everywhere(size, rules, |position| tables.probe(position).unwrap());
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}
+
+/// The census of the reachable positions by the reference: a search over
+/// the board's own moves from the start, values from the reference.
+fn reference_census(reference: &Reference, size: usize) -> solver::reach::Census {
+    let start = Position::start(size);
+    let mut seen = std::collections::HashSet::from([start]);
+    let mut queue = std::collections::VecDeque::from([start]);
+    let mut census = solver::reach::Census::default();
+    while let Some(position) = queue.pop_front() {
+        let side = position.side_to_move().index();
+        if position.cars(Color::Black) == 0 || position.cars(Color::White) == 0 {
+            census.finished[side] += 1;
+            continue;
+        }
+        let counts = &mut census.sides[side];
+        match reference.dtm(&position) {
+            Dtm::Win(_) => counts.wins += 1,
+            Dtm::Draw => counts.draws += 1,
+            Dtm::Loss(_) => counts.losses += 1,
+        }
+        counts.blocked += u64::from(position.count_moves() == 0);
+        for &mv in position.legal_moves().as_slice() {
+            let next = position.play(mv);
+            if seen.insert(next) {
+                queue.push_back(next);
+            }
+        }
+    }
+    census
+}
+
+#[test]
+fn the_reachable_census_matches_the_reference_on_every_reachable_position() {
+    let _cpu = shared();
+    for size in tablebase::BUILTIN_SIZES {
+        for rules in Rules::ALL {
+            let reference = Reference::get(size, rules);
+            let expected = reference_census(&reference, size);
+            // The published totals, finished games counted as losses.
+            let (wins, draws, losses) = reference.reachable_counts();
+            let on_board = expected.on_board();
+            let finished = expected.finished[0] + expected.finished[1];
+            assert_eq!(
+                (on_board.wins, on_board.draws, on_board.losses + finished),
+                (wins, draws, losses)
+            );
+            // Streamed from layer files, and from layers in memory.
+            let dir = layered_dir(
+                &format!("census-{size}-{}", rules.name()),
+                size,
+                rules,
+                size as u32 - 1,
+            );
+            let kind = solver::Kind {
+                size,
+                rules,
+                max_cars: size as u32 - 1,
+            };
+            let in_memory =
+                solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap());
+            for tables in [solver::Tables::open(&dir).unwrap(), in_memory] {
+                for threads in [1, 2] {
+                    let census = solver::reach::census(&tables, threads, &mut |_, _| {}).unwrap();
+                    assert_eq!(
+                        census, expected,
+                        "{size}x{size} {rules:?}, {threads} threads"
+                    );
+                    assert_eq!(census.positions(), wins + draws + losses);
+                }
+            }
             std::fs::remove_dir_all(&dir).unwrap();
         }
     }
@@ -617,6 +691,37 @@ fn layered_move_values_agree_with_the_stored_values() {
         assert!(checked > 800, "{checked}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+#[test]
+fn tbhits_count_the_probes_of_every_search_thread() {
+    // The same search by node count with one thread and with two: the
+    // share of nodes that hit a table is much the same, the helpers'
+    // hits counted (with the main thread's alone it halves when the
+    // helper gets its share of the nodes).
+    let _cpu = shared();
+    let probed = layered_dir("tbhits-k2", 5, Rules::Textbook, 2);
+    let mut ratios = Vec::new();
+    for threads in [1, 2] {
+        let mut engine = Engine::start();
+        engine.send_all(&[
+            "setoption name BoardSize value 5",
+            &format!("setoption name Threads value {threads}"),
+            &format!("setoption name TablebasePath value {}", probed.display()),
+            "position fen 5/B4/B4/1B3/1WW2 b",
+        ]);
+        let lines = engine.go("go nodes 400000", LONG);
+        let info = lines.iter().rev().find(|l| l.contains(" tbhits ")).unwrap();
+        let number = |key| -> f64 {
+            crate::common::info_value(info, key)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no {key} in {info}"))
+        };
+        ratios.push(number("tbhits") / number("nodes"));
+    }
+    assert!(ratios[0] > 0.01, "{ratios:?}");
+    assert!(ratios[1] > 0.75 * ratios[0], "{ratios:?}");
+    std::fs::remove_dir_all(&probed).unwrap();
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod smp;
 mod tablebase;
 pub mod textbook;
 pub mod thread;
+mod traps;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -289,6 +290,10 @@ struct Searcher<'a> {
     pv: Vec<Vec<Move>>,
     /// Solved tables probed inside the search, if any.
     prober: Option<tablebase::Prober>,
+    /// This thread's table hits added to the team's total, and the other
+    /// threads' share of it as last seen (as `flushed` and `others`).
+    hits_flushed: u64,
+    hits_others: u64,
 }
 
 impl<'a> Searcher<'a> {
@@ -330,6 +335,8 @@ impl<'a> Searcher<'a> {
             root_index,
             pv: vec![Vec::new(); MAX_PLY + 1],
             prober: tablebase::Prober::new(request),
+            hits_flushed: 0,
+            hits_others: 0,
             tt,
             history,
             signals,
@@ -356,12 +363,26 @@ impl<'a> Searcher<'a> {
         }
     }
 
-    /// Adds this thread's new nodes to the team's total and reads the
-    /// other threads' share of it.
+    /// Adds this thread's new nodes and table hits to the team's totals
+    /// and reads the other threads' share of them.
     fn sync_nodes(&mut self) {
         let total = self.team.add_nodes(self.nodes - self.flushed);
         self.flushed = self.nodes;
         self.others = total - self.flushed;
+        let hits = self.hits();
+        let total = self.team.add_tbhits(hits - self.hits_flushed);
+        self.hits_flushed = hits;
+        self.hits_others = total - hits;
+    }
+
+    /// This thread's table hits.
+    fn hits(&self) -> u64 {
+        self.prober.as_ref().map_or(0, |p| p.hits)
+    }
+
+    /// Table hits of all threads, as far as this thread knows.
+    fn total_tbhits(&self) -> u64 {
+        self.hits() + self.hits_others
     }
 
     /// Nodes of all threads, as far as this thread knows.
@@ -880,7 +901,7 @@ impl<'a> Searcher<'a> {
             nodes: self.total_nodes(),
             nps: self.total_nodes().saturating_mul(1_000_000) / micros,
             hashfull: self.tt.hashfull(),
-            tbhits: self.prober.as_ref().map_or(0, |p| p.hits),
+            tbhits: self.total_tbhits(),
             time,
             pv: rm.pv.clone(),
             wdl: Wdl::from_score(rm.score, &self.request.position),

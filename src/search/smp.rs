@@ -19,6 +19,8 @@ use super::{Info, Request, SearchResult, Searcher, Signals, Tables};
 pub(super) struct Team {
     /// Nodes counted so far by all threads (each adds its own in batches).
     nodes: AtomicU64,
+    /// Table probes that hit, counted so far by all threads (likewise).
+    tbhits: AtomicU64,
     /// The main thread has finished: the helpers end.
     done: AtomicBool,
 }
@@ -27,6 +29,11 @@ impl Team {
     /// Adds `nodes` to the total and returns the new total.
     pub(super) fn add_nodes(&self, nodes: u64) -> u64 {
         self.nodes.fetch_add(nodes, Ordering::Relaxed) + nodes
+    }
+
+    /// Adds `hits` to the total of table hits and returns the new total.
+    pub(super) fn add_tbhits(&self, hits: u64) -> u64 {
+        self.tbhits.fetch_add(hits, Ordering::Relaxed) + hits
     }
 
     pub(super) fn is_done(&self) -> bool {
@@ -67,6 +74,7 @@ pub(super) fn run(
     tables.tt.new_search();
     let team = Team {
         nodes: AtomicU64::new(0),
+        tbhits: AtomicU64::new(0),
         done: AtomicBool::new(false),
     };
     let Tables { tt, history } = tables;

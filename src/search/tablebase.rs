@@ -2,8 +2,9 @@
 //!
 //! A decided root (won or lost) needs no search: the table ranks every
 //! move and the line of best play follows from it. A drawn root keeps
-//! the search, but only over the moves that keep the draw, so the engine
-//! still tries to set the opponent problems without ever risking a loss.
+//! the search, but only over the moves that keep the draw and set the
+//! opponent the most traps, so the engine still tries to set the opponent
+//! problems without ever risking a loss.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,7 +91,8 @@ impl Prober {
 pub(super) enum RootProbe {
     /// Won or lost: the result is final (after reporting these lines).
     Decided(SearchResult, Vec<Info>),
-    /// Drawn: search these moves (the ones that hold the draw); `probes`
+    /// Drawn: search these moves (the ones that hold the draw and leave
+    /// the opponent the most ways to lose, see [`super::traps`]); `probes`
     /// table lookups were made.
     Drawn { moves: Vec<Move>, probes: u64 },
 }
@@ -134,7 +136,7 @@ fn decided(
 }
 
 /// Whether `mv` from `root` makes a threefold repetition.
-fn repeats(request: &Request, root: &Position, mv: Move) -> bool {
+pub(super) fn repeats(request: &Request, root: &Position, mv: Move) -> bool {
     if mv.is_irreversible(root.side_to_move()) {
         return false;
     }
@@ -169,11 +171,14 @@ const _: () =
 /// cannot be read).
 pub(super) fn probe_root(
     request: &Request,
-    layered: &Layered,
+    layered: &Arc<Layered>,
     stop: &AtomicBool,
 ) -> Option<RootProbe> {
     let started = Instant::now();
     let root = request.position;
+    if !read_root_layers(layered, &root, stop) {
+        return None;
+    }
     let searchmoves = &request.limits.searchmoves;
     let all = layered.rank_moves(&root);
     let mut probes = all.len() as u64;
@@ -200,6 +205,7 @@ pub(super) fn probe_root(
             .take_while(|(_, value)| *value == Dtz::Draw)
             .map(|&(mv, _)| mv)
             .collect();
+        let moves = super::traps::prefer(request, layered, moves, &mut probes);
         return Some(RootProbe::Drawn { moves, probes });
     }
     let mut lines = Vec::new();
@@ -214,6 +220,41 @@ pub(super) fn probe_root(
     }
     Some(decided(lines, probes, started, layered_score(best)))
 }
+
+/// Brings the layers the moves of `root` lead into into memory: at once
+/// when they are there already, otherwise on a thread of its own (a
+/// 6 x 6 layer is up to 2 GB, seconds to read) while this one watches
+/// `stop` every few milliseconds. `false` when `stop` came first: the
+/// search then answers at once without the tables, and the read goes on
+/// to leave its layers in the cache for the next search.
+fn read_root_layers(layered: &Arc<Layered>, root: &Position, stop: &AtomicBool) -> bool {
+    if layered.rank_moves_in_memory(root).is_some() {
+        return true;
+    }
+    let (done, finished) = crossbeam_channel::bounded(1);
+    let (table, position) = (Arc::clone(layered), *root);
+    let spawned = std::thread::Builder::new()
+        .name("table reader".into())
+        .spawn(move || {
+            table.rank_moves(&position);
+            let _ = done.send(());
+        });
+    if spawned.is_err() {
+        // No thread to spare: read here.
+        layered.rank_moves(root);
+        return true;
+    }
+    while !stop.load(Ordering::Relaxed) {
+        match finished.recv_timeout(STOP_POLL) {
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
+/// How often a search waiting for a table read looks at `stop`.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The line of best play by layered tables from `position` (the winner
 /// making progress or nearing it, the loser delaying) until the game ends,
@@ -261,6 +302,38 @@ mod tests {
         );
         assert!(line.is_empty());
         assert_eq!(probes, 0);
+    }
+
+    #[test]
+    fn a_stopped_search_does_not_wait_for_the_root_layers() {
+        let dir = std::env::temp_dir().join(format!("dodgem-root-read-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let kind = crate::solver::Kind {
+            size: 4,
+            rules: Rules::Textbook,
+            max_cars: 3,
+        };
+        let plan = crate::solver::Plan {
+            kind,
+            dir: dir.clone(),
+            threads: 1,
+            stop_after_layers: None,
+            two_bytes: false,
+        };
+        crate::solver::solve_layers(&plan, &mut |_| {}).unwrap();
+        let table = Arc::new(Layered::open(&dir).unwrap());
+        let root = Position::start(4);
+        assert!(table.rank_moves_in_memory(&root).is_none());
+        // Stopped: no answer from the tables, and no wait for them.
+        assert!(!read_root_layers(&table, &root, &AtomicBool::new(true)));
+        // The read went on and left the layers in memory.
+        let started = Instant::now();
+        while table.rank_moves_in_memory(&root).is_none() {
+            assert!(started.elapsed().as_secs() < 60, "the layers never came");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(read_root_layers(&table, &root, &AtomicBool::new(true)));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

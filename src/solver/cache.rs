@@ -213,7 +213,12 @@ impl WdlCache {
             return Local::Absent;
         }
         let (how, load) = miss(wdl_budget());
-        if let Miss::Skip = how {
+        // One layer loads in the background at a time: a large one holds
+        // its decompressed values (a 6 x 6 layer 2 GB) while it is turned
+        // into win/draw/loss, and a search touches dozens at once. The
+        // others are asked for again when it is in.
+        let busy = matches!(how, Miss::Background) && !state.loading.is_empty();
+        if matches!(how, Miss::Skip) || busy {
             return Local::Absent;
         }
         state.loading.push(id);
@@ -275,6 +280,62 @@ impl WdlCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_layer_at_a_time_loads_in_the_background() {
+        use std::sync::atomic::AtomicBool;
+        let cache = Arc::new(WdlCache::default());
+        let values = crate::solver::Values::Narrow(vec![1, 2, 0]);
+        let (release, wait) = crossbeam_channel::bounded::<()>(0);
+        let mut reader = WdlReader::default();
+        let first = {
+            let values = values.clone();
+            move |_| -> (Miss, Loader) {
+                let load = move || {
+                    let _ = wait.recv();
+                    Some(WdlBits::from_values(&values))
+                };
+                (Miss::Background, Box::new(load))
+            }
+        };
+        assert_eq!(cache.probe(&mut reader, 4, 1, 0, first), None);
+        assert!(cache.is_loading());
+        // A second layer is not started while the first loads.
+        let started = Arc::new(AtomicBool::new(false));
+        let second = |started: Arc<AtomicBool>, values: crate::solver::Values| {
+            move |_| -> (Miss, Loader) {
+                let load = move || {
+                    started.store(true, Ordering::Relaxed);
+                    Some(WdlBits::from_values(&values))
+                };
+                (Miss::Background, Box::new(load))
+            }
+        };
+        let mut other = WdlReader::default();
+        let probe = second(Arc::clone(&started), values.clone());
+        assert_eq!(cache.probe(&mut other, 4, 2, 0, probe), None);
+        release.send(()).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while cache.is_loading() {
+            assert!(std::time::Instant::now() < deadline);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(!started.load(Ordering::Relaxed));
+        assert_eq!(cache.resident().1, 1);
+        // Once it is in, the second is asked for again and loads.
+        let probe = second(Arc::clone(&started), values);
+        assert_eq!(cache.probe(&mut other, 4, 2, 1, probe), None);
+        while cache.is_loading() {
+            assert!(std::time::Instant::now() < deadline);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(started.load(Ordering::Relaxed));
+        assert_eq!(cache.resident().1, 2);
+        assert_eq!(
+            cache.probe(&mut other, 4, 2, 1, |_| unreachable!()),
+            Some(Wdl::Loss)
+        );
+    }
 
     #[test]
     fn the_least_recently_used_go_first_and_three_always_stay() {

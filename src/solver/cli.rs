@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::default_threads;
 use super::layered::{self, PairDone, Plan};
 use super::playout::PlayoutPlan;
-use super::store::{Dtz, Kind, Tables, Tally};
+use super::reach;
+use super::store::{Dtz, Kind, Tables, Tally, read_header};
 use crate::board::{Color, Position, Rules};
 use crate::notation;
 
@@ -20,7 +21,7 @@ use crate::notation;
 pub struct SolveArgs {
     /// Board size (3 to 8; whole boards up to 6, larger ones with
     /// --max-cars).
-    #[arg(long, required_unless_present_any = ["verify", "playout"])]
+    #[arg(long, required_unless_present_any = ["verify", "playout", "reach"])]
     pub size: Option<usize>,
     /// Rule for a blocked side to move: textbook (it loses) or classic
     /// (it wins).
@@ -53,6 +54,11 @@ pub struct SolveArgs {
     /// must never be lost.
     #[arg(long, conflicts_with_all = ["size", "out"])]
     pub playout: Option<PathBuf>,
+    /// Count the positions reachable from the start in a directory of
+    /// tables of a whole board, by value and side to move, beside the
+    /// whole index's counts.
+    #[arg(long, conflicts_with_all = ["size", "out", "verify", "playout"])]
+    pub reach: Option<PathBuf>,
     /// Positions to play out (half won, half drawn).
     #[arg(long, default_value_t = 100, requires = "playout")]
     pub positions: usize,
@@ -88,6 +94,9 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(dir) = &args.playout {
         return playout(dir, args);
+    }
+    if let Some(dir) = &args.reach {
+        return reach(dir, threads, args.quiet);
     }
     let size = args.size.expect("clap requires --size here");
     let Some(out) = &args.out else {
@@ -352,6 +361,90 @@ fn playout(dir: &Path, args: &SolveArgs) -> Result<(), Box<dyn std::error::Error
         )
         .into());
     }
+    Ok(())
+}
+
+/// Counts the reachable positions of the tables in `dir` and prints them
+/// beside the whole index's counts (from the layer headers).
+fn reach(dir: &Path, threads: usize, quiet: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let tables = Tables::open(dir)?;
+    let kind = tables.kind();
+    let n = kind.size;
+    if kind.max_cars + 1 < n as u32 {
+        return Err(format!(
+            "{}: endgame tables (at most {} cars a side) do not hold the start; \
+             reachable counts need tables of the whole board",
+            dir.display(),
+            kind.max_cars
+        )
+        .into());
+    }
+    let shape = tables.shape();
+    let mut index = Tally::default();
+    for a in shape.min_progress()..=shape.max_progress() {
+        for b in shape.min_progress()..=shape.max_progress() {
+            let layer = shape.layer(a, b);
+            match read_header(dir, kind, &layer)? {
+                Some(header) => index.merge(header.tally),
+                None => {
+                    return Err(format!(
+                        "{}: layer {} is missing: the solve is not finished",
+                        dir.display(),
+                        layer.name()
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+    let census = reach::census(&tables, threads, &mut |done, all| {
+        if !quiet && done > 0 {
+            eprintln!(
+                "reach: {done}/{all} total progress steps closed | elapsed {:.0} s, rss {}",
+                started.elapsed().as_secs_f64(),
+                resident_memory().unwrap_or_default()
+            );
+        }
+    })?;
+    println!(
+        "{n}x{n} Dodgem, {} rule ({}): {} positions per side to move in the index ({} wins, {} draws, {} losses for the side to move)",
+        kind.rules.name(),
+        dir.display(),
+        grouped(index.positions()),
+        grouped(index.wins),
+        grouped(index.draws),
+        grouped(index.losses)
+    );
+    let total = census.on_board();
+    let finished = census.finished[0] + census.finished[1];
+    println!(
+        "reachable from the start: {} positions ({} wins, {} draws, {} losses for the side to move, the losses counting {} finished games; {} positions whose side to move is blocked)",
+        grouped(census.positions()),
+        grouped(total.wins),
+        grouped(total.draws),
+        grouped(total.losses + finished),
+        grouped(finished),
+        grouped(total.blocked)
+    );
+    for color in [Color::Black, Color::White] {
+        let side = census.sides[color.index()];
+        let over = census.finished[color.index()];
+        println!(
+            "  {} to move: {} positions ({} wins, {} draws, {} losses, {} of them finished games)",
+            color.name(),
+            grouped(side.positions() + over),
+            grouped(side.wins),
+            grouped(side.draws),
+            grouped(side.losses + over),
+            grouped(over)
+        );
+    }
+    println!(
+        "walked in {:.1} s on {threads} threads; peak memory {}",
+        started.elapsed().as_secs_f64(),
+        peak_memory().unwrap_or_else(|| "unknown".into())
+    );
     Ok(())
 }
 

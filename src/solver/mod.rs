@@ -20,6 +20,7 @@ pub mod cli;
 mod layered;
 mod layers;
 mod playout;
+pub mod reach;
 mod retro;
 mod store;
 
@@ -34,7 +35,7 @@ pub use layers::{Block, Child, Layer, Shape};
 pub use playout::{PlayoutPlan, Playouts, playout};
 pub use store::{
     Dtz, Header, Kind, LayerError, MANIFEST, Tables, Tally, Values, Wdl, layer_path, read_header,
-    read_layer, write_layer,
+    read_layer, stream_layer, write_layer,
 };
 
 /// Why a solve could not be done.

@@ -610,25 +610,49 @@ pub fn read_header(dir: &Path, kind: Kind, layer: &Layer) -> Result<Option<Heade
     Ok(Some(header))
 }
 
+/// Reads the file of `layer` and checks its header, length and checksum:
+/// the header, the compressed payload (the file's bytes after the header)
+/// and the file's path.
+fn read_checked(
+    dir: &Path,
+    kind: Kind,
+    layer: &Layer,
+) -> Result<(Header, Vec<u8>, PathBuf), LayerError> {
+    let path = layer_path(dir, layer.black, layer.white);
+    let mut bytes = fs::read(&path).map_err(|e| LayerError::Io(path.clone(), e))?;
+    let (header, crc) = Header::parse(&path, &bytes)?;
+    check_header(&path, &header, kind, layer)?;
+    if bytes.len() as u64 != HEADER_LEN as u64 + header.payload {
+        return Err(LayerError::Truncated(path));
+    }
+    if header.checksum(&bytes[HEADER_LEN..]) != crc {
+        return Err(LayerError::Checksum(path));
+    }
+    bytes.drain(..HEADER_LEN);
+    Ok((header, bytes, path))
+}
+
+/// Values of one width from raw little-endian bytes.
+fn values_of(width: usize, raw: Vec<u8>) -> Values {
+    match width {
+        1 => Values::Narrow(raw),
+        _ => Values::Wide(
+            raw.chunks_exact(2)
+                .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
+                .collect(),
+        ),
+    }
+}
+
 /// Reads, checks and decompresses the file of `layer`.
 ///
 /// # Errors
 /// A missing file, or one that is damaged, truncated or of another kind
 /// or layer.
 pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Values, Tally), LayerError> {
-    let path = layer_path(dir, layer.black, layer.white);
-    let bytes = fs::read(&path).map_err(|e| LayerError::Io(path.clone(), e))?;
-    let (header, crc) = Header::parse(&path, &bytes)?;
-    check_header(&path, &header, kind, layer)?;
-    if bytes.len() as u64 != HEADER_LEN as u64 + header.payload {
-        return Err(LayerError::Truncated(path));
-    }
-    let payload = &bytes[HEADER_LEN..];
-    if header.checksum(payload) != crc {
-        return Err(LayerError::Checksum(path));
-    }
+    let (header, payload, path) = read_checked(dir, kind, layer)?;
     let expected = layer.slots as usize * header.width;
-    let raw = zstd::bulk::decompress(payload, expected)
+    let raw = zstd::bulk::decompress(&payload, expected)
         .map_err(|e| LayerError::Corrupt(path.clone(), e.to_string()))?;
     if raw.len() != expected {
         return Err(LayerError::Corrupt(
@@ -636,15 +660,54 @@ pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Values, Tall
             format!("{} bytes of values, expected {expected}", raw.len()),
         ));
     }
-    let values = match header.width {
-        1 => Values::Narrow(raw),
-        _ => Values::Wide(
-            raw.chunks_exact(2)
-                .map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
-                .collect(),
-        ),
-    };
-    Ok((values, header.tally))
+    Ok((values_of(header.width, raw), header.tally))
+}
+
+/// Slots a chunk of [`stream_layer`] holds.
+const STREAM_SLOTS: usize = 1 << 20;
+
+/// Reads and checks the file of `layer` like [`read_layer`], but hands
+/// its values to `visit` a chunk at a time, in slot order (`visit(first
+/// slot of the chunk, its values)`), so that a layer of billions of slots
+/// is never held whole.
+///
+/// # Errors
+/// As [`read_layer`].
+pub fn stream_layer(
+    dir: &Path,
+    kind: Kind,
+    layer: &Layer,
+    visit: &mut dyn FnMut(u64, &Values),
+) -> Result<(), LayerError> {
+    let (header, payload, path) = read_checked(dir, kind, layer)?;
+    let corrupt = |why: String| LayerError::Corrupt(path.clone(), why);
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(&payload[..])
+        .map_err(|e| corrupt(e.to_string()))?;
+    let mut first = 0u64;
+    while first < layer.slots {
+        let slots = (layer.slots - first).min(STREAM_SLOTS as u64) as usize;
+        let mut raw = vec![0u8; slots * header.width];
+        decoder.read_exact(&mut raw).map_err(|e| {
+            corrupt(format!(
+                "values end before slot {}: {e}",
+                first + slots as u64
+            ))
+        })?;
+        visit(first, &values_of(header.width, raw));
+        first += slots as u64;
+    }
+    let mut rest = [0u8; 1];
+    if decoder
+        .read(&mut rest)
+        .map_err(|e| corrupt(e.to_string()))?
+        != 0
+    {
+        return Err(corrupt(format!(
+            "more values than the layer's {} slots",
+            layer.slots
+        )));
+    }
+    Ok(())
 }
 
 /// Where a [`Tables`] reads its layers.
@@ -663,6 +726,10 @@ pub struct Tables {
     kind: Kind,
     shape: Shape,
     values: Mutex<ValueCache>,
+    /// Held while a layer is read for `values`: one read at a time, and
+    /// not under `values`'s lock (a 6 x 6 layer takes seconds, and
+    /// [`Tables::probe_in_memory`] must not wait for it).
+    reading: Mutex<()>,
     wdl: Arc<WdlCache>,
     /// What was wrong with layers found unusable.
     errors: Arc<Mutex<Errors>>,
@@ -723,6 +790,7 @@ impl Tables {
             kind,
             shape,
             values: Mutex::new(ValueCache::default()),
+            reading: Mutex::new(()),
             wdl: Arc::new(WdlCache::default()),
             errors: Arc::default(),
         }
@@ -808,15 +876,26 @@ impl Tables {
             }
             Source::Dir(dir) => dir,
         };
-        let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(values) = cache.layers.get(id) {
-            return Ok(values);
+        let cached = || -> Option<Result<Arc<Values>, LayerError>> {
+            let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(values) = cache.layers.get(id) {
+                return Some(Ok(values));
+            }
+            let why = cache.unusable.get(&id)?;
+            Some(Err(LayerError::Unusable(why.clone())))
+        };
+        if let Some(found) = cached() {
+            return found;
         }
-        if let Some(why) = cache.unusable.get(&id) {
-            return Err(LayerError::Unusable(why.clone()));
+        let _reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+        // Another thread may have read it while this one waited.
+        if let Some(found) = cached() {
+            return found;
         }
         let layer = self.shape.layer(black, white);
-        match read_layer(dir, self.kind, &layer) {
+        let read = read_layer(dir, self.kind, &layer);
+        let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
+        match read {
             Ok((values, _)) => {
                 let values = Arc::new(values);
                 let bytes = values.len() * values.width();
@@ -830,6 +909,34 @@ impl Tables {
                 cache.unusable.insert(id, why.clone());
                 self.report(why);
                 Err(error)
+            }
+        }
+    }
+
+    /// Hands the values of layer `(black, white)` to `visit` in slot
+    /// order, a chunk at a time (`visit(first slot, values)`): streamed
+    /// from its file without holding it whole (see [`stream_layer`]), or
+    /// at once from memory. Not cached.
+    ///
+    /// # Errors
+    /// The layer's file is missing or damaged.
+    pub fn stream_values(
+        &self,
+        black: u32,
+        white: u32,
+        visit: &mut dyn FnMut(u64, &Values),
+    ) -> Result<(), LayerError> {
+        match &self.source {
+            Source::Memory(layers) => {
+                let id = self.layer_id(black, white);
+                visit(
+                    0,
+                    layers[id as usize].as_ref().expect("every layer is solved"),
+                );
+                Ok(())
+            }
+            Source::Dir(dir) => {
+                stream_layer(dir, self.kind, &self.shape.layer(black, white), visit)
             }
         }
     }

@@ -25,7 +25,7 @@
 //! node or depth limit, the same report.
 
 pub mod judge;
-mod reach;
+use crate::solver::reach;
 mod report;
 mod runner;
 pub mod sample;

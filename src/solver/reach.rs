@@ -1,0 +1,614 @@
+//! Which positions can arise from the start: a forward walk over the
+//! layered index (the one the solved tables use), total progress by total
+//! progress, with every reachable position visited exactly once, and its
+//! census: the reachable positions by their stored value and side to move
+//! (`dodgem solve --reach DIR`).
+//!
+//! Every move keeps a side's progress or raises it by one, so a position
+//! reachable with total progress `t` is reached from positions of total
+//! `t` or `t - 1`. The walk therefore closes total `t` completely (a
+//! search over the sideways moves inside it, starting from what the moves
+//! of total `t - 1` brought in), counts its positions and forgets them
+//! before it moves on. Each layer `(a, b)` of total `t + 1` is fed by one
+//! layer of total `t`, `(b - 1, a)`, so a pair of layers is closed by one
+//! thread that owns its bitmaps and those of the two layers its forward
+//! moves reach; a pair's bitmaps are freed as soon as it is counted. At
+//! most about one total's bitmaps (two bits a slot) and one pair's
+//! frontier (two more) are held: 3.6 GB plus 1 GB on 6 x 6.
+//!
+//! The index stores Black-to-move positions only. A White-to-move position
+//! is kept as its mirror image (reflected in the diagonal, colours
+//! swapped), which is a Black-to-move slot, so each layer carries two
+//! bitmaps: "this slot is reachable with Black to move" and "the mirror of
+//! this slot is reachable with White to move". Black's moves from either
+//! lead, by [`Shape::children`], to a slot of the other bitmap.
+//!
+//! The closure of a pair walks its slots in tiles of rows, column by
+//! column, as the solver does: the moves from one column all land in one
+//! row of the layer they reach, which stays in cache.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use super::layers::{Block, Child, Layer, Shape};
+use super::store::{Dtz, LayerError, Tables, Values};
+use crate::board::{self, Color, Position};
+
+/// Slots a tile of the closure holds (about: whole rows).
+const TILE_SLOTS: u64 = 1 << 14;
+
+/// A bitmap over the slots of a layer, zeroed lazily by the system.
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(slots: u64) -> Bits {
+        Bits(bytemuck::zeroed_vec(slots.div_ceil(64) as usize))
+    }
+
+    fn get(&self, slot: u64) -> bool {
+        self.0[(slot / 64) as usize] >> (slot % 64) & 1 != 0
+    }
+
+    /// Sets a bit; returns whether it was clear.
+    fn set(&mut self, slot: u64) -> bool {
+        let word = &mut self.0[(slot / 64) as usize];
+        let bit = 1 << (slot % 64);
+        let clear = *word & bit == 0;
+        *word |= bit;
+        clear
+    }
+
+    fn clear(&mut self, slot: u64) {
+        self.0[(slot / 64) as usize] &= !(1 << (slot % 64));
+    }
+
+    /// Whether a bit of `first..end` is set.
+    fn any(&self, first: u64, end: u64) -> bool {
+        (first / 64..end.div_ceil(64)).any(|i| {
+            let mut word = self.0[i as usize];
+            if i == first / 64 {
+                word &= u64::MAX << (first % 64);
+            }
+            if i == end / 64 {
+                word &= (1 << (end % 64)) - 1;
+            }
+            word != 0
+        })
+    }
+
+    /// The set bits of `first..end` (`first` a multiple of 64), in order.
+    fn ones(&self, first: u64, end: u64) -> impl Iterator<Item = u64> + '_ {
+        let words = (first / 64) as usize..end.div_ceil(64) as usize;
+        self.0[words]
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, &word)| {
+                let mut rest = word;
+                std::iter::from_fn(move || {
+                    (rest != 0).then(|| {
+                        let slot = first + i as u64 * 64 + u64::from(rest.trailing_zeros());
+                        rest &= rest - 1;
+                        slot
+                    })
+                })
+                .take_while(move |&slot| slot < end)
+            })
+    }
+}
+
+/// One layer's two bitmaps: index 0 Black to move, 1 White to move.
+struct LayerBits {
+    layer: Layer,
+    reached: [Bits; 2],
+}
+
+impl LayerBits {
+    fn new(layer: Layer) -> LayerBits {
+        let reached = [Bits::new(layer.slots), Bits::new(layer.slots)];
+        LayerBits { layer, reached }
+    }
+}
+
+/// A reachable position the walk hands to its visitor.
+#[derive(Clone, Copy, Debug)]
+pub struct Reached {
+    pub position: Position,
+    /// Its stored value for the side to move.
+    pub value: Dtz,
+}
+
+/// What the walk counted: reachable positions in which both sides still
+/// have a car, by their value for the side to move.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReachCounts {
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// Of those, positions whose side to move has no legal move.
+    pub blocked: u64,
+}
+
+impl ReachCounts {
+    pub fn positions(&self) -> u64 {
+        self.wins + self.draws + self.losses
+    }
+
+    fn add(&mut self, other: ReachCounts) {
+        self.wins += other.wins;
+        self.draws += other.draws;
+        self.losses += other.losses;
+        self.blocked += other.blocked;
+    }
+}
+
+/// Every position reachable from the start, by side to move.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    /// Positions with a car of each side on the board, by the side to
+    /// move ([`Color::index`]).
+    pub sides: [ReachCounts; 2],
+    /// Finished games (one side has taken every car off), by the side to
+    /// move, which has lost.
+    pub finished: [u64; 2],
+}
+
+impl Census {
+    /// Positions with a car of each side on the board, both sides to move.
+    pub fn on_board(&self) -> ReachCounts {
+        let mut total = self.sides[0];
+        total.add(self.sides[1]);
+        total
+    }
+
+    /// Every reachable position, finished games included.
+    pub fn positions(&self) -> u64 {
+        self.on_board().positions() + self.finished[0] + self.finished[1]
+    }
+
+    fn add(&mut self, other: &Census) {
+        for side in 0..2 {
+            self.sides[side].add(other.sides[side]);
+            self.finished[side] += other.finished[side];
+        }
+    }
+}
+
+/// The board position of a slot: the slot's own position with Black to
+/// move, or its mirror image with White to move. `black` and `white` are
+/// the slot's masks (squares `rank * size + file`).
+fn position_of(size: usize, black: u64, white: u64, side: Color) -> Position {
+    let n = size as u64;
+    // With White to move the real cars are the slot's reflected in the
+    // diagonal, colours swapped.
+    let spread = |mut mask: u64, mirrored: bool| {
+        let mut bits = 0u64;
+        while mask != 0 {
+            let d = u64::from(mask.trailing_zeros());
+            let (file, rank) = if mirrored {
+                (d / n, d % n)
+            } else {
+                (d % n, d / n)
+            };
+            bits |= 1 << board::square(file as usize, rank as usize);
+            mask &= mask - 1;
+        }
+        bits
+    };
+    match side {
+        Color::Black => {
+            Position::from_parts(size, spread(black, false), spread(white, false), side)
+        }
+        Color::White => Position::from_parts(size, spread(white, true), spread(black, true), side),
+    }
+}
+
+/// Walks every position reachable from the start of the board of
+/// `tables` (which must hold every car, not an endgame), calling `visit`
+/// once for each in which both sides still have a car, from up to
+/// `threads` threads. Returns the counts (both sides to move).
+///
+/// # Errors
+/// A layer file that is missing or damaged.
+pub fn walk(
+    tables: &Tables,
+    threads: usize,
+    visit: &(dyn Fn(&Reached) + Sync),
+    progress: &mut dyn FnMut(u32, u32),
+) -> Result<ReachCounts, LayerError> {
+    Ok(run(tables, threads, Some(visit), progress)?.on_board())
+}
+
+/// Counts every position reachable from the start of the board of
+/// `tables` (which must hold every car) by side to move and value, on up
+/// to `threads` threads; `progress(done, all)` after each total progress.
+///
+/// # Errors
+/// A layer file that is missing or damaged.
+pub fn census(
+    tables: &Tables,
+    threads: usize,
+    progress: &mut dyn FnMut(u32, u32),
+) -> Result<Census, LayerError> {
+    run(tables, threads, None, progress)
+}
+
+/// The visitor of [`walk`], if any.
+type Visit<'a> = Option<&'a (dyn Fn(&Reached) + Sync)>;
+
+/// A pair of layers of one total, `(a, b)` and `(b, a)` (one layer when
+/// `a == b`), with what has reached them.
+struct Job {
+    layers: Vec<LayerBits>,
+}
+
+fn run(
+    tables: &Tables,
+    threads: usize,
+    visit: Visit,
+    progress: &mut dyn FnMut(u32, u32),
+) -> Result<Census, LayerError> {
+    let shape = tables.shape();
+    let start = Position::start(shape.size());
+    let (a0, b0, slot0) = shape
+        .locate(&start)
+        .expect("tables of a whole board hold the start");
+    let (low, high) = (shape.min_progress(), shape.max_progress());
+    let last_total = 2 * high;
+    let mut first = LayerBits::new(shape.layer(a0, b0));
+    first.reached[Color::Black.index()].set(slot0);
+    let mut current = HashMap::from([((a0, b0), first)]);
+    let mut census = Census::default();
+    for total in a0 + b0..=last_total {
+        progress(total - (a0 + b0), last_total + 1 - (a0 + b0));
+        // The pairs of this total that anything reached, largest first.
+        let mut jobs = Vec::new();
+        for a in low..=high {
+            let Some(b) = total.checked_sub(a).filter(|b| (a..=high).contains(b)) else {
+                continue;
+            };
+            let mut layers = vec![current.remove(&(a, b))];
+            if a != b {
+                layers.push(current.remove(&(b, a)));
+            }
+            if layers.iter().all(Option::is_none) {
+                continue;
+            }
+            let layers = layers
+                .into_iter()
+                .zip([(a, b), (b, a)])
+                .map(|(bits, (x, y))| bits.unwrap_or_else(|| LayerBits::new(shape.layer(x, y))))
+                .collect();
+            jobs.push(Job { layers });
+        }
+        jobs.sort_by_key(|job| job.layers.iter().map(|l| l.layer.slots).sum::<u64>());
+        let jobs = Mutex::new(jobs);
+        let next = Mutex::new(HashMap::new());
+        let results = Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..threads.max(1) {
+                scope.spawn(|| {
+                    loop {
+                        let job = jobs.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                        let Some(job) = job else {
+                            break;
+                        };
+                        let result =
+                            close_pair(shape, tables, job, visit).map(|(counts, ahead)| {
+                                next.lock().unwrap_or_else(|e| e.into_inner()).extend(
+                                    ahead
+                                        .into_iter()
+                                        .map(|l| ((l.layer.black, l.layer.white), l)),
+                                );
+                                counts
+                            });
+                        results
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(result);
+                    }
+                });
+            }
+        });
+        for result in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            census.add(&result?);
+        }
+        current = next.into_inner().unwrap_or_else(|e| e.into_inner());
+    }
+    progress(last_total + 1 - (a0 + b0), last_total + 1 - (a0 + b0));
+    Ok(census)
+}
+
+/// The tiles of a layer: rows `rows` of block `block`, about
+/// [`TILE_SLOTS`] slots.
+struct Tiles {
+    tiles: Vec<(usize, u64, u64)>,
+    /// Per block: its first tile and rows a tile.
+    blocks: Vec<(usize, u64)>,
+}
+
+impl Tiles {
+    fn new(layer: &Layer) -> Tiles {
+        let mut tiles = Vec::new();
+        let mut blocks = Vec::new();
+        for (i, block) in layer.blocks.iter().enumerate() {
+            let rows = (TILE_SLOTS / block.white_sets.max(1)).max(1);
+            blocks.push((tiles.len(), rows));
+            let mut r0 = 0;
+            while r0 < block.black_sets {
+                let r1 = (r0 + rows).min(block.black_sets);
+                tiles.push((i, r0, r1));
+                r0 = r1;
+            }
+        }
+        Tiles { tiles, blocks }
+    }
+
+    /// The tile holding `slot` of `layer`.
+    fn of(&self, layer: &Layer, slot: u64) -> usize {
+        let i = block_of(layer, slot);
+        let block = &layer.blocks[i];
+        let (first, rows) = self.blocks[i];
+        first + ((slot - block.offset) / block.white_sets / rows) as usize
+    }
+}
+
+/// The number of the block of `layer` holding `slot`.
+fn block_of(layer: &Layer, slot: u64) -> usize {
+    layer.blocks.partition_point(|b| b.offset <= slot) - 1
+}
+
+/// Slots found reachable and not yet followed, by tile.
+struct Frontier {
+    bits: Bits,
+    dirty: Vec<bool>,
+}
+
+/// The closure of one pair: its layers, what reached them, what is left
+/// to follow, and what their forward moves reach.
+struct Closure<'a> {
+    shape: &'a Shape,
+    layers: Vec<Layer>,
+    tiles: Vec<Tiles>,
+    reached: Vec<[Bits; 2]>,
+    frontier: Vec<[Frontier; 2]>,
+    /// The layer ahead of each layer, `(b, a + 1)` for `(a, b)`, if any.
+    ahead: Vec<Option<LayerBits>>,
+    /// Finished games reached: (layer, side that moved, white cars, white
+    /// set), each once.
+    finished: HashSet<(usize, usize, u32, u64)>,
+    blocked: [u64; 2],
+}
+
+impl Closure<'_> {
+    /// Follows Black's moves from slot `(row, column)` of `block` of layer
+    /// `which`, `side` to move.
+    fn expand(&mut self, which: usize, side: usize, block: &Block, row: u64, column: u64) {
+        let partner = self.layers.len() - 1 - which;
+        let other = 1 - side;
+        let black = self.shape.black_set(block, row);
+        let white = self.shape.white_set(block, column);
+        let Closure {
+            shape,
+            layers,
+            tiles,
+            reached,
+            frontier,
+            ahead,
+            finished,
+            ..
+        } = self;
+        let (ahead_layer, mut ahead_bits) = match &mut ahead[which] {
+            Some(bits) => (Some(&bits.layer), Some(&mut bits.reached[other])),
+            None => (None, None),
+        };
+        let moves = shape.children(
+            block,
+            row,
+            black,
+            white,
+            column,
+            &layers[partner],
+            ahead_layer,
+            |child| match child {
+                Child::Sideways(to) => {
+                    if reached[partner][other].set(to) {
+                        let open = &mut frontier[partner][other];
+                        open.bits.set(to);
+                        open.dirty[tiles[partner].of(&layers[partner], to)] = true;
+                    }
+                }
+                Child::Forward(to) => {
+                    ahead_bits
+                        .as_mut()
+                        .expect("a forward move has a layer ahead")
+                        .set(to);
+                }
+                Child::Finish => {
+                    finished.insert((which, side, block.white_cars, column));
+                }
+            },
+        );
+        if moves == 0 {
+            self.blocked[side] += 1;
+        }
+    }
+
+    /// Follows the slots of tile `tile` of layer `which`, `side` to move,
+    /// column by column: on the first sweep those reached before the
+    /// closure began (reached and not in the frontier), later those in the
+    /// frontier.
+    fn sweep(&mut self, which: usize, side: usize, tile: usize, first: bool) {
+        let (i, r0, r1) = self.tiles[which].tiles[tile];
+        let block = self.layers[which].blocks[i];
+        for column in 0..block.white_sets {
+            for row in r0..r1 {
+                let slot = block.slot(row, column);
+                let open = &mut self.frontier[which][side].bits;
+                let due = if first {
+                    self.reached[which][side].get(slot) && !open.get(slot)
+                } else if open.get(slot) {
+                    open.clear(slot);
+                    true
+                } else {
+                    false
+                };
+                if due {
+                    self.expand(which, side, &block, row, column);
+                }
+            }
+        }
+    }
+
+    /// Closes the pair under sideways moves.
+    fn close(&mut self) {
+        for which in 0..self.layers.len() {
+            for side in 0..2 {
+                for tile in 0..self.tiles[which].tiles.len() {
+                    let (i, r0, r1) = self.tiles[which].tiles[tile];
+                    let block = &self.layers[which].blocks[i];
+                    let (start, end) = (block.slot(r0, 0), block.slot(r1, 0));
+                    if self.reached[which][side].any(start, end) {
+                        self.sweep(which, side, tile, true);
+                    }
+                }
+            }
+        }
+        loop {
+            let mut swept = false;
+            for which in 0..self.layers.len() {
+                for side in 0..2 {
+                    for tile in 0..self.tiles[which].tiles.len() {
+                        let dirty = &mut self.frontier[which][side].dirty[tile];
+                        if std::mem::take(dirty) {
+                            swept = true;
+                            self.sweep(which, side, tile, false);
+                        }
+                    }
+                }
+            }
+            if !swept {
+                break;
+            }
+        }
+    }
+}
+
+/// Closes the pair of `job` under sideways moves, marks where its forward
+/// moves lead, and counts (and visits) its reachable positions. Returns
+/// the counts and the layers ahead its forward moves reached.
+fn close_pair(
+    shape: &Shape,
+    tables: &Tables,
+    job: Job,
+    visit: Visit,
+) -> Result<(Census, Vec<LayerBits>), LayerError> {
+    let high = shape.max_progress();
+    let mut closure = Closure {
+        shape,
+        layers: Vec::new(),
+        tiles: Vec::new(),
+        reached: Vec::new(),
+        frontier: Vec::new(),
+        ahead: Vec::new(),
+        finished: HashSet::new(),
+        blocked: [0; 2],
+    };
+    for bits in job.layers {
+        let (a, b) = (bits.layer.black, bits.layer.white);
+        let slots = bits.layer.slots;
+        let tiles = Tiles::new(&bits.layer);
+        let frontier = || Frontier {
+            bits: Bits::new(slots),
+            dirty: vec![false; tiles.tiles.len()],
+        };
+        closure.frontier.push([frontier(), frontier()]);
+        closure.tiles.push(tiles);
+        closure.reached.push(bits.reached);
+        closure.layers.push(bits.layer);
+        let ahead = (a < high)
+            .then(|| shape.layer(b, a + 1))
+            .filter(|layer| layer.slots > 0);
+        closure.ahead.push(ahead.map(LayerBits::new));
+    }
+    closure.close();
+    let Closure {
+        layers,
+        reached,
+        frontier,
+        ahead,
+        finished,
+        blocked,
+        ..
+    } = closure;
+    drop(frontier);
+    let mut census = Census::default();
+    for &(_, side, _, _) in &finished {
+        // The side that took its last car off has won; the other is to
+        // move.
+        census.finished[1 - side] += 1;
+    }
+    for (side, &count) in blocked.iter().enumerate() {
+        census.sides[side].blocked = count;
+    }
+    for (layer, bits) in layers.iter().zip(&reached) {
+        if !bits.iter().any(|b| b.any(0, layer.slots)) {
+            continue;
+        }
+        tables.stream_values(layer.black, layer.white, &mut |first, values: &Values| {
+            let end = first + values.len() as u64;
+            for (side, color) in [Color::Black, Color::White].into_iter().enumerate() {
+                let counts = &mut census.sides[side];
+                for slot in bits[side].ones(first, end) {
+                    let value = values.get(slot - first);
+                    match value {
+                        Dtz::Win(_) => counts.wins += 1,
+                        Dtz::Draw => counts.draws += 1,
+                        Dtz::Loss(_) => counts.losses += 1,
+                    }
+                    if let Some(visit) = visit {
+                        let block = &layer.blocks[block_of(layer, slot)];
+                        let within = slot - block.offset;
+                        let black = shape.black_set(block, within / block.white_sets);
+                        let white = shape.white_set(block, within % block.white_sets);
+                        let position = position_of(shape.size(), black, white, color);
+                        visit(&Reached { position, value });
+                    }
+                }
+            }
+        })?;
+    }
+    Ok((census, ahead.into_iter().flatten().collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_become_their_positions_and_mirrors() {
+        // 3 x 3, squares rank * 3 + file: Black on 0 (a1) and 4 (b2),
+        // White on 2 (c1).
+        let position = position_of(3, 0b1_0001, 0b100, Color::Black);
+        assert_eq!(crate::notation::format_position(&position), "3/1B1/B1W b");
+        // Mirrored: Black's cars come from White's, reflected (c1 -> a3).
+        let mirrored = position_of(3, 0b1_0001, 0b100, Color::White);
+        assert_eq!(crate::notation::format_position(&mirrored), "B2/1W1/W2 w");
+    }
+
+    #[test]
+    fn bitmaps_list_their_bits_in_a_range() {
+        let mut bits = Bits::new(200);
+        for slot in [0, 5, 63, 64, 130, 199] {
+            assert!(bits.set(slot));
+        }
+        assert!(!bits.set(5));
+        assert_eq!(
+            bits.ones(0, 200).collect::<Vec<_>>(),
+            [0, 5, 63, 64, 130, 199]
+        );
+        assert_eq!(bits.ones(64, 131).collect::<Vec<_>>(), [64, 130]);
+        assert!(bits.any(100, 140) && !bits.any(65, 128));
+        bits.clear(130);
+        assert!(!bits.get(130) && bits.get(199));
+    }
+}
