@@ -22,7 +22,7 @@
 pub mod learned;
 mod weights;
 
-use crate::board::{Color, Position, file_of, rank_of, square};
+use crate::board::{Color, Position, RANK_STRIDE, file_of, rank_of};
 
 /// Which evaluation function the search uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -86,11 +86,16 @@ impl Term {
     }
 }
 
-/// The evaluation of `position` from White's point of view.
+/// The evaluation of `position` from White's point of view: the sum of
+/// its [`terms`] (added up here without building the list).
 pub fn evaluate(position: &Position, kind: Evaluation) -> i32 {
+    fn sum(terms: &[Term]) -> i32 {
+        terms.iter().map(Term::total).sum()
+    }
     match kind {
         Evaluation::Learned => from_white(position, learned::evaluate(position)),
-        _ => terms(position, kind).iter().map(Term::total).sum(),
+        Evaluation::Textbook => sum(&textbook_terms(position)),
+        Evaluation::Race => sum(&race_terms(position)),
     }
 }
 
@@ -115,8 +120,8 @@ pub fn evaluate_for_side_to_move(position: &Position, kind: Evaluation) -> i32 {
 /// The evaluation split into its terms (the `eval` command prints these).
 pub fn terms(position: &Position, kind: Evaluation) -> Vec<Term> {
     match kind {
-        Evaluation::Textbook => textbook_terms(position),
-        Evaluation::Race => race_terms(position),
+        Evaluation::Textbook => textbook_terms(position).to_vec(),
+        Evaluation::Race => race_terms(position).to_vec(),
         Evaluation::Learned => learned_terms(position),
     }
 }
@@ -170,23 +175,24 @@ fn coords(position: &Position, color: Color) -> impl Iterator<Item = (usize, usi
     })
 }
 
-/// Whether `color` has a car on (`file`, `rank`); off-board squares have none.
-fn has_car(position: &Position, color: Color, file: usize, rank: usize) -> bool {
-    let size = position.size();
-    file < size && rank < size && position.cars(color) & (1u64 << square(file, rank)) != 0
-}
-
-/// Number of opponent cars `steps` squares ahead of each of `color`'s cars.
+/// Number of `color`'s cars with an opponent's car `steps` squares
+/// ahead (`steps` below the board's stride).
 fn blockers(position: &Position, color: Color, steps: usize) -> i32 {
-    coords(position, color)
-        .filter(|&(file, rank)| match color {
-            Color::Black => has_car(position, Color::White, file + steps, rank),
-            Color::White => has_car(position, Color::Black, file, rank + steps),
-        })
-        .count() as i32
+    let theirs = position.cars(color.other());
+    // The opponent's cars moved `steps` squares back towards `color`'s
+    // cars: south for White's, west for Black's (leaving out those in the
+    // first `steps` files, which would wrap round to the rank below).
+    let behind = match color {
+        Color::White => theirs >> (steps * RANK_STRIDE),
+        Color::Black => {
+            let first_files = ((1u64 << steps) - 1) * 0x0101_0101_0101_0101;
+            (theirs & !first_files) >> steps
+        }
+    };
+    (position.cars(color) & behind).count_ones() as i32
 }
 
-fn textbook_terms(position: &Position) -> Vec<Term> {
+fn textbook_terms(position: &Position) -> [Term; 3] {
     use textbook::*;
     let white_squares: i32 = coords(position, Color::White)
         .map(|(f, r)| FORWARD * r as i32 + SIDEWAYS * f as i32)
@@ -196,7 +202,7 @@ fn textbook_terms(position: &Position) -> Vec<Term> {
         .sum();
     // A White car in front of a Black car is a bonus for White, and the
     // other way round.
-    vec![
+    [
         Term {
             name: "Car squares",
             white: white_squares,
@@ -227,13 +233,13 @@ pub fn moves_to_go(position: &Position, color: Color) -> i32 {
         .sum::<usize>() as i32
 }
 
-fn race_terms(position: &Position) -> Vec<Term> {
+fn race_terms(position: &Position) -> [Term; 4] {
     use race::*;
     let tempo = match position.side_to_move() {
         Color::White => (TEMPO, 0),
         Color::Black => (0, -TEMPO),
     };
-    vec![
+    [
         Term {
             name: "Moves to go",
             white: -PER_MOVE * moves_to_go(position, Color::White),
@@ -306,6 +312,61 @@ mod tests {
             evaluate_for_side_to_move(&start, Evaluation::Learned),
             evaluate_for_side_to_move(&start.with_side_to_move(Color::White), Evaluation::Learned)
         );
+    }
+
+    #[test]
+    fn blockers_match_a_count_over_the_squares() {
+        // Every position up to 4 plies from the start of each size, and the
+        // bench's middle games, against a count over the cars' squares.
+        fn naive(position: &Position, color: Color, steps: usize) -> i32 {
+            let size = position.size();
+            coords(position, color)
+                .filter(|&(file, rank)| {
+                    let (file, rank) = match color {
+                        Color::Black => (file + steps, rank),
+                        Color::White => (file, rank + steps),
+                    };
+                    file < size
+                        && rank < size
+                        && position.car_at(crate::board::square(file, rank)) == Some(color.other())
+                })
+                .count() as i32
+        }
+        fn walk(position: &Position, plies: usize, checked: &mut usize) {
+            for color in [Color::White, Color::Black] {
+                for steps in [1, 2] {
+                    assert_eq!(
+                        blockers(position, color, steps),
+                        naive(position, color, steps),
+                        "{} {color:?} {steps}",
+                        crate::notation::format_position(position)
+                    );
+                }
+            }
+            *checked += 1;
+            if plies > 0 && position.cars(Color::White) != 0 && position.cars(Color::Black) != 0 {
+                for mv in position.legal_moves().iter() {
+                    walk(&position.play(*mv), plies - 1, checked);
+                }
+            }
+        }
+        let mut checked = 0;
+        for size in crate::board::MIN_SIZE..=crate::board::MAX_SIZE {
+            walk(&Position::start(size), 4, &mut checked);
+        }
+        for (text, _) in crate::bench::POSITIONS {
+            walk(&parse_position(text).unwrap(), 3, &mut checked);
+        }
+        // A White car on the first file with a Black car at the other end
+        // of the rank below, one and two files in from the edge.
+        for text in [
+            "8/8/8/8/8/W7/7B/8 w",
+            "8/8/8/8/8/1W6/6B1/8 b",
+            "4/4/W3/3B w",
+        ] {
+            walk(&parse_position(text).unwrap(), 2, &mut checked);
+        }
+        assert!(checked > 10_000, "{checked}");
     }
 
     #[test]

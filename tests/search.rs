@@ -4,6 +4,8 @@ use crate::common::shared;
 use dodgem::board::Rules;
 use dodgem::notation::{format_move, parse_position};
 use dodgem::search::{Limits, Request, Score, SearchResult, Settings, Signals, Tables, search};
+use dodgem::solver::Dtz;
+use dodgem::tablebase;
 use dodgem::{Position, search::Info};
 
 fn run(position: &str, rules: Rules, limits: Limits, multipv: usize) -> (SearchResult, Vec<Info>) {
@@ -211,4 +213,44 @@ fn a_third_occurrence_is_a_draw_and_saves_a_lost_game() {
         &mut |info| infos.push(info),
     );
     assert!(matches!(infos.last().unwrap().score, Score::Mate(n) if n < 0));
+}
+
+#[test]
+fn an_iteration_cut_short_does_not_play_a_move_it_proved_lost() {
+    let _cpu = shared();
+    // A draw; a2b2 loses. Up to depth 5 the search prefers a2b2; the
+    // depth 6 iteration, cut short by the node limit, proves a2b2 lost
+    // before it reaches another move. Playing the cut iteration's first
+    // move then threw the draw away.
+    let position = "1B2/WB1W/B3/1W2 b";
+    let root = parse_position(position).unwrap();
+    let table = tablebase::builtin(4, Rules::Textbook).unwrap();
+    let after = |mv: &str| {
+        let mv = root
+            .legal_moves()
+            .iter()
+            .copied()
+            .find(|&m| format_move(Some(m)) == mv);
+        table.probe(&root.play(mv.unwrap()))
+    };
+    assert_eq!(table.probe(&root), Some(Dtz::Draw));
+    assert_eq!(after("a2b2"), Some(Dtz::Win(1)), "a2b2 loses");
+    for nodes in [660, 680, 700, 720, 740] {
+        let limits = Limits {
+            nodes: Some(nodes),
+            ..Limits::default()
+        };
+        let (outcome, infos) = run(position, Rules::Textbook, limits, 1);
+        let last = infos.last().unwrap();
+        assert_eq!(
+            format_move(last.pv.first().copied()),
+            "a2b2",
+            "{nodes} nodes"
+        );
+        let played = best(&outcome);
+        assert!(
+            after(&played) == Some(Dtz::Draw),
+            "{nodes} nodes: {played} does not keep the draw"
+        );
+    }
 }

@@ -169,7 +169,13 @@ pub struct SearchResult {
 
 struct RootMove {
     mv: Move,
+    /// Score in the current pass over the root moves: the move's score
+    /// once it is the best so far, else `-INFINITY` (for sorting).
     score: i32,
+    /// The score the current pass's search of the move returned (exact or
+    /// a bound), whether or not it is the best; `None` until that search
+    /// ends.
+    searched: Option<i32>,
     /// Score of the last completed iteration (for ordering and reports).
     previous_score: i32,
     pv: Vec<Move>,
@@ -434,6 +440,7 @@ impl<'a> Searcher<'a> {
             .map(|&mv| RootMove {
                 mv,
                 score: -INFINITY,
+                searched: None,
                 previous_score: -INFINITY,
                 pv: vec![mv],
             })
@@ -462,7 +469,9 @@ impl<'a> Searcher<'a> {
                 continue;
             }
             self.may_stop = self.may_stop || depth > 1;
+            let mut stopped_line = 0;
             for line in 0..lines {
+                stopped_line = line;
                 let previous = root_moves[line].previous_score;
                 self.aspiration(&mut root_moves, line, depth, previous);
                 if self.stopped {
@@ -471,26 +480,26 @@ impl<'a> Searcher<'a> {
                 // The lines found so far stay in front, best first.
                 root_moves[line..].sort_by_key(|rm| -rm.score);
             }
-            // An interrupted iteration still counts for the moves it finished:
-            // the first of them was the last iteration's best.
             let completed = !self.stopped;
             if !completed {
-                root_moves.sort_by_key(|rm| -rm.score);
-            }
-            if completed {
-                for rm in root_moves.iter_mut() {
-                    rm.previous_score = rm.score;
+                if let Some(index) = partial_choice(&root_moves, stopped_line) {
+                    let rm = &root_moves[index];
+                    outcome.best_move = Some(rm.mv);
+                    outcome.ponder_move = rm.pv.get(1).copied();
+                    if rm.score > -INFINITY {
+                        outcome.score = rm.score;
+                        outcome.depth = depth;
+                    }
                 }
-            }
-            if completed || root_moves[0].score > -INFINITY {
-                outcome.best_move = Some(root_moves[0].mv);
-                outcome.ponder_move = root_moves[0].pv.get(1).copied();
-                outcome.score = root_moves[0].score;
-                outcome.depth = depth;
-            }
-            if !completed {
                 break;
             }
+            for rm in root_moves.iter_mut() {
+                rm.previous_score = rm.score;
+            }
+            outcome.best_move = Some(root_moves[0].mv);
+            outcome.ponder_move = root_moves[0].pv.get(1).copied();
+            outcome.score = root_moves[0].score;
+            outcome.depth = depth;
             if self.thread > 0 {
                 continue;
             }
@@ -589,6 +598,7 @@ impl<'a> Searcher<'a> {
         // Moves not searched to the end in this pass rank last if it is cut short.
         for rm in root_moves[line..].iter_mut() {
             rm.score = -INFINITY;
+            rm.searched = None;
         }
         #[allow(clippy::needless_range_loop)] // the body needs the index and the slice
         for index in line..root_moves.len() {
@@ -609,6 +619,7 @@ impl<'a> Searcher<'a> {
                 break;
             }
             let rm = &mut root_moves[index];
+            rm.searched = Some(score);
             if score > alpha || index == line {
                 rm.score = score;
                 rm.pv.clear();
@@ -896,4 +907,31 @@ impl<'a> Searcher<'a> {
             wdl: Wdl::from_score(rm.score, &self.request.position),
         }
     }
+}
+
+/// The root move to play after an iteration cut short (by `stop`, the node
+/// limit or the clock), as an index into `root_moves`, or `None` to keep
+/// the last completed iteration's move.
+///
+/// The moves are still in the order the pass searched them: the last
+/// completed iteration's best first. A move whose search this pass ended
+/// replaces it only when it proved more than the first move did (a score
+/// above the first move's, which for the first move may be only an upper
+/// bound after failing low). The pass's best is kept unless it is proven
+/// lost: then any move not yet proven lost is the better bet, the first of
+/// them in the pass's order (a move the pass did not reach, or one that
+/// only failed low against a window above the loss). That holds for the
+/// first MultiPV line only (`line` is the line the pass was searching): a
+/// later line's pass starts after the first line has ranked every move.
+fn partial_choice(root_moves: &[RootMove], line: usize) -> Option<usize> {
+    let best = (0..root_moves.len())
+        .filter(|&index| root_moves[index].score > -INFINITY)
+        .max_by_key(|&index| (root_moves[index].score, std::cmp::Reverse(index)))?;
+    if root_moves[best].score > -MATE_BOUND || line > 0 {
+        return Some(best);
+    }
+    // A score at or below -MATE_BOUND, exact or an upper bound, is a loss.
+    let not_lost =
+        (root_moves.iter()).position(|rm| rm.searched.is_none_or(|score| score > -MATE_BOUND));
+    Some(not_lost.unwrap_or(best))
 }
