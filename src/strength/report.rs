@@ -6,6 +6,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use crate::notation::{format_move, format_position};
+use crate::solver::cli::grouped;
 use crate::solver::{Dtz, Kind};
 
 use super::judge::{Class, Sample, Set, Tally, Verdict, judge};
@@ -31,19 +32,6 @@ pub struct Report {
     pub answers: Vec<Answer>,
 }
 
-/// A number with thousands separators.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn percent(share: Option<f64>) -> String {
     share.map_or_else(|| "-".into(), |s| format!("{:.1}%", 100.0 * s))
 }
@@ -51,10 +39,10 @@ fn percent(share: Option<f64>) -> String {
 fn describe_counts(counts: &ReachCounts) -> String {
     format!(
         "{} (won {}, drawn {}, lost {} for the side to move)",
-        thousands(counts.positions()),
-        thousands(counts.wins),
-        thousands(counts.draws),
-        thousands(counts.losses)
+        grouped(counts.positions()),
+        grouped(counts.wins),
+        grouped(counts.draws),
+        grouped(counts.losses)
     )
 }
 
@@ -119,7 +107,7 @@ impl Report {
                 plan.nodes,
                 SELF_PLAY_EVALUATION.name(),
                 plan.opening_plies,
-                thousands(counts.positions()),
+                grouped(counts.positions()),
                 describe_counts(counts)
                     .split_once(' ')
                     .map_or("", |(_, rest)| rest)
@@ -241,9 +229,9 @@ mod tests {
 
     #[test]
     fn numbers_get_thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(164_308_067), "164,308,067");
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(164_308_067), "164,308,067");
     }
 }
