@@ -608,7 +608,9 @@ fn stop_latency(engine: &mut Engine, setup: &[&str]) -> Duration {
 #[test]
 fn stop_is_prompt_while_the_built_in_4x4_table_is_built() {
     let _cpu = timing();
-    // A new process has no 4 x 4 table yet: the first search builds it.
+    // A new process has no 4 x 4 table yet: the `setoption` and
+    // `position` start the build and the search waits for it (no
+    // `isready` between them).
     let mut engine = Engine::start();
     engine.sync();
     let latency = stop_latency(
@@ -649,6 +651,37 @@ fn stop_is_prompt_after_a_rules_change_with_a_4_gb_hash() {
     let latency = stop_latency(&mut engine, &["ucinewgame"]);
     eprintln!("stop after ucinewgame with 4 GB: {:.2} ms", ms(latency));
     assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    engine.quit();
+}
+
+#[test]
+fn stop_is_prompt_while_isready_waits_for_a_built_in_table() {
+    let _cpu = timing();
+    let mut engine = Engine::start();
+    engine.send("setoption name BoardSize value 6");
+    engine.send("go infinite");
+    engine.expect_line(is_search_info, LONG);
+    // (The search goes on with the 6 x 6 position it started from.) The
+    // `readyok` waits for the 4 x 4 table this starts to build; the
+    // `stop` for the running search does not.
+    engine.send("setoption name BoardSize value 4");
+    engine.send("isready");
+    let sent = engine.send("stop");
+    let (mut lines, at) = engine.read_until(is_bestmove, LONG);
+    let latency = at.saturating_duration_since(sent);
+    eprintln!(
+        "stop while isready waits for the 4x4 table: {:.2} ms",
+        ms(latency)
+    );
+    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    if !lines.iter().any(|l| l == "readyok") {
+        lines.extend(engine.read_until(|l| l == "readyok", LONG).0);
+    }
+    // Ready means built: even a search too short for the build plays
+    // from the table.
+    engine.send("position startpos");
+    let lines = engine.go("go movetime 20", LONG);
+    assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
     engine.quit();
 }
 

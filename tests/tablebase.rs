@@ -312,6 +312,65 @@ fn self_play_from_built_in_tables_ends_as_they_predict() {
     );
 }
 
+/// The first position two plies at most from the start of `size` x
+/// `size` that `table` has won for its side to move.
+fn won_near_the_start(table: &tablebase::Layered, size: usize) -> Position {
+    let children =
+        |p: Position| -> Vec<Position> { p.legal_moves().iter().map(|&mv| p.play(mv)).collect() };
+    let start = Position::start(size);
+    let mut near = vec![start];
+    for child in children(start) {
+        near.push(child);
+        near.extend(children(child));
+    }
+    near.into_iter()
+        .find(|p| matches!(table.probe(p), Some(Dtz::Win(_))))
+        .expect("a won position within two plies of the start")
+}
+
+#[test]
+fn the_first_short_search_of_a_fresh_engine_plays_from_the_built_in_table() {
+    let _cpu = shared();
+    // Each in a new process, whose built-in tables are not built yet: the
+    // engine builds them before `readyok`, so a clock far shorter than the
+    // build (about 0.1 s on 4 x 4) still plays from them.
+    for (rules, hello, go) in [
+        (Rules::Textbook, "uci", "go movetime 20"),
+        (Rules::Classic, "uci", "go wtime 100 btime 100"),
+        (Rules::Textbook, "ugi", "go p1time 100 p2time 100"),
+    ] {
+        let table = tablebase::builtin(4, rules).unwrap();
+        let position = won_near_the_start(&table, 4);
+        let fen = format_position(&position);
+        let mut engine = Engine::start();
+        engine.send(hello);
+        engine.send("setoption name BoardSize value 4");
+        engine.send(&format!("setoption name Rules value {}", rules.name()));
+        engine.send(&format!("position fen {fen}"));
+        engine.sync();
+        let lines = engine.go(go, LONG);
+        let ranked = table.rank_moves(&position);
+        let Dtz::Win(distance) = ranked[0].1 else {
+            panic!("{fen}: {ranked:?}");
+        };
+        let played = dodgem::notation::parse_move(best_move(lines.last().unwrap()), &position);
+        let value = ranked
+            .iter()
+            .find(|&&(mv, _)| Ok(mv) == played)
+            .map(|&(_, value)| value);
+        assert_eq!(value, Some(ranked[0].1), "{fen} {go}: {lines:#?}");
+        let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
+        let score = crate::common::info_score(info).unwrap();
+        assert_eq!(
+            score,
+            ("cp".to_string(), 30_000 - i64::from(distance)),
+            "{fen} {go}: {info}"
+        );
+        assert!(info.contains(" tbhits "), "{info}");
+        engine.quit();
+    }
+}
+
 #[test]
 fn a_table_file_or_a_bad_path_is_refused_and_the_engine_carries_on() {
     let _cpu = shared();
