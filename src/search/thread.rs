@@ -5,7 +5,9 @@
 //!
 //! Table directories are loaded, and `solve` answered, on a thread of
 //! their own ([`TableLoader`]), so neither waits behind a running search
-//! nor holds up the protocol thread while a layer is read.
+//! nor holds up the protocol thread while a layer is read. Built-in tables
+//! are built ahead of the searches that will want them, each on a thread
+//! of its own ([`TableBuilds`]).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
