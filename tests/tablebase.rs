@@ -167,6 +167,73 @@ fn the_reachable_census_matches_the_reference_on_every_reachable_position() {
     }
 }
 
+#[test]
+fn a_census_stopped_part_way_resumes_from_its_checkpoint_to_the_same_counts() {
+    let _cpu = shared();
+    let kind = solver::Kind {
+        size: 4,
+        rules: Rules::Textbook,
+        max_cars: 3,
+    };
+    let tables = solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap());
+    let whole = solver::reach::census(&tables, 2, &mut |_, _| {}).unwrap();
+    let dir = std::env::temp_dir().join(format!("dodgem-reach-checkpoint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("reach.checkpoint");
+    let checkpoint = |stop_after| solver::reach::Checkpoint {
+        path: &path,
+        every: Duration::ZERO,
+        stop_after,
+    };
+    // Three stops on the way, then to the end.
+    let mut steps = Vec::new();
+    for _ in 0..3 {
+        let stopped =
+            solver::reach::census_resumable(&tables, 1, &checkpoint(Some(2)), &mut |done, _| {
+                steps.push(done)
+            })
+            .unwrap();
+        assert_eq!(stopped, None);
+    }
+    let resumed = solver::reach::census_resumable(&tables, 2, &checkpoint(None), &mut |done, _| {
+        steps.push(done)
+    })
+    .unwrap();
+    assert_eq!(resumed, Some(whole));
+    // Each start went on from where the last stopped.
+    let closed: Vec<_> = steps.windows(2).filter(|w| w[1] <= w[0]).collect();
+    assert!(closed.is_empty(), "a start went back: {steps:?}");
+    // The final save answers at once.
+    let again =
+        solver::reach::census_resumable(&tables, 1, &checkpoint(None), &mut |_, _| {}).unwrap();
+    assert_eq!(again, Some(whole));
+    // A damaged checkpoint, or one of other tables, is refused.
+    let other = solver::Kind {
+        rules: Rules::Classic,
+        ..kind
+    };
+    let classic = solver::Tables::from_memory(other, solver::solve_in_memory(other, 2).unwrap());
+    let refused = solver::reach::census_resumable(&classic, 1, &checkpoint(None), &mut |_, _| {});
+    assert!(
+        refused
+            .unwrap_err()
+            .to_string()
+            .contains("not a reach checkpoint of these tables"),
+    );
+    std::fs::remove_file(&path).unwrap();
+    solver::reach::census_resumable(&tables, 1, &checkpoint(Some(3)), &mut |_, _| {}).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 6;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let damaged = solver::reach::census_resumable(&tables, 1, &checkpoint(None), &mut |_, _| {});
+    assert!(damaged.unwrap_err().to_string().contains("checksum"));
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let truncated = solver::reach::census_resumable(&tables, 1, &checkpoint(None), &mut |_, _| {});
+    assert!(truncated.is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A random position reached by random play from the start, not finished.
 fn random_position(rng: &mut Rng, size: usize, rules: Rules) -> Position {
     loop {

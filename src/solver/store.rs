@@ -185,7 +185,9 @@ impl WdlBits {
         let mut bits = WdlBits {
             words: vec![0; layer.slots.div_ceil(32) as usize],
         };
-        stream_layer(dir, kind, layer, &mut |first, values| bits.fill(first, values))?;
+        stream_layer(dir, kind, layer, &mut |first, values| {
+            bits.fill(first, values)
+        })?;
         Ok(bits)
     }
 
