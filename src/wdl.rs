@@ -15,8 +15,9 @@
 //!
 //! where `s` is the score in evaluation units, `a` (>= 0) is how far ahead
 //! a side must be before a win is as likely as not, and `b` how quickly the
-//! chances change with the score. Both depend on how far the race has to
-//! go ([`curve`]); their constants were fitted, by maximum likelihood, to
+//! chances change with the score. `a` grows with the cars both sides
+//! still have, `b` with how far the race has to go ([`curve`]); their
+//! constants were fitted, by maximum likelihood, to
 //! the true results of positions whose values the solved 4 x 4 and 5 x 5
 //! tables know, against the score a search gives them. `examples/fitwdl.rs`
 //! does the fitting and prints the constants below; the README says how
