@@ -26,7 +26,10 @@ use crate::notation::{parse_move, parse_position};
 use crate::options::{self, Change, Options};
 use crate::protocol::response::{self, bestmove_line, info_line, info_string};
 use crate::protocol::{Command, Dialect, Go, ParseError, Query, Start, parse, quote};
-use crate::search::thread::{Event, Job, JobKind, LoaderDone, SearchThread, Shared, TableLoader};
+use crate::search::thread::{
+    Event, Job, JobKind, LoaderDone, SearchThread, Shared, TableBuilds, TableLoader,
+    plays_from_tables,
+};
 use crate::search::{Request, SearchResult, Signals, TableUse, Tables};
 use crate::solver::Dtz;
 use crate::tablebase::Tablebases;
@@ -226,6 +229,12 @@ struct Engine<W: Write> {
     /// never waits for a search to end.
     loader: TableLoader,
     loaded: Receiver<LoaderDone>,
+    /// The built-in tables of the boards and rules in force, built in the
+    /// background from `ucinewgame`, `position` and `isready` on, so that
+    /// the first search does not spend its clock on them. `isready`
+    /// waits for them (not `go`: its clock runs from the moment it is
+    /// read).
+    builds: TableBuilds,
     task: Option<Task>,
     /// Rules and evaluation the tables' scores were computed under.
     tables_for: (Rules, Evaluation),
@@ -272,6 +281,7 @@ impl<W: Write> Engine<W> {
             search,
             loader,
             loaded,
+            builds: TableBuilds::default(),
             task: None,
             table_jobs: 0,
             loads: 0,
@@ -303,6 +313,12 @@ impl<W: Write> Engine<W> {
                 recv(self.loaded) -> done => {
                     if let Ok(done) = done {
                         self.loader_done(done)?;
+                    }
+                }
+                recv(self.builds.events()) -> built => {
+                    if let Ok(built) = built {
+                        self.builds.finished(built);
+                        self.answer_held()?;
                     }
                 }
                 recv(self.deadline) -> _ => self.out_of_time(),
@@ -397,9 +413,13 @@ impl<W: Write> Engine<W> {
         }
     }
 
-    /// Answers held input, in order, while no table job is pending.
+    /// Answers held input, in order, while no table job is pending (and,
+    /// for an `isready`, no table build).
     fn answer_held(&mut self) -> io::Result<()> {
         while !self.tables_busy() && !self.quitting {
+            if self.builds.busy() && matches!(self.held.front(), Some(Ok(Command::IsReady))) {
+                break;
+            }
             let Some(parsed) = self.held.pop_front() else {
                 break;
             };
@@ -553,7 +573,17 @@ impl<W: Write> Engine<W> {
             return self.error(&format!("{word} ignored: {reason}"));
         }
         self.send_table_job(Job::Clear { history: true });
+        self.prepare_tables();
         Ok(())
+    }
+
+    /// Starts building the built-in table for the current board and rules
+    /// in the background, if searches will want it and it is not there.
+    fn prepare_tables(&mut self) {
+        if plays_from_tables(&self.options.settings()) {
+            let size = self.game.position().size();
+            self.builds.prepare(size, self.options.rules);
+        }
     }
 
     /// Sends a job that changes the search's tables; `readyok` waits for
@@ -566,8 +596,15 @@ impl<W: Write> Engine<W> {
     }
 
     /// `isready`: only answered with no table job pending (input that
-    /// arrives meanwhile is held, this included).
+    /// arrives meanwhile is held, this included), and once the built-in
+    /// table of the board and rules in force is built: until then it is
+    /// held, with the input after it.
     fn is_ready(&mut self) -> io::Result<()> {
+        self.prepare_tables();
+        if self.builds.busy() {
+            self.held.push_front(Ok(Command::IsReady));
+            return Ok(());
+        }
         self.say("readyok")
     }
 
@@ -647,6 +684,7 @@ impl<W: Write> Engine<W> {
         }
         self.game = game;
         self.forfeit = forfeit;
+        self.prepare_tables();
         match note {
             Some(note) => self.say(&info_string(&note)),
             None => Ok(()),

@@ -608,7 +608,9 @@ fn stop_latency(engine: &mut Engine, setup: &[&str]) -> Duration {
 #[test]
 fn stop_is_prompt_while_the_built_in_4x4_table_is_built() {
     let _cpu = timing();
-    // A new process has no 4 x 4 table yet: the first search builds it.
+    // A new process has no 4 x 4 table yet: the `setoption` and
+    // `position` start the build and the search waits for it (no
+    // `isready` between them).
     let mut engine = Engine::start();
     engine.sync();
     let latency = stop_latency(
@@ -653,29 +655,40 @@ fn stop_is_prompt_after_a_rules_change_with_a_4_gb_hash() {
 }
 
 #[test]
-fn stop_is_prompt_while_solve_waits_for_a_built_in_table() {
+fn stop_is_prompt_while_isready_or_solve_waits_for_a_built_in_table() {
     let _cpu = timing();
-    // A new process has no 4 x 4 table yet: `solve` has it built.
-    let mut engine = Engine::start();
-    engine.send("setoption name BoardSize value 6");
-    engine.send("go infinite");
-    engine.expect_line(is_search_info, LONG);
-    // (The search goes on with the 6 x 6 position it started from.)
-    engine.send("setoption name BoardSize value 4");
-    engine.send("solve");
-    let sent = engine.send("stop");
-    let (mut lines, at) = engine.read_until(is_bestmove, LONG);
-    let latency = at.saturating_duration_since(sent);
-    eprintln!(
-        "stop while solve waits for the 4x4 table: {:.2} ms",
-        ms(latency)
-    );
-    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
-    if !lines.iter().any(|l| l.starts_with("solve")) {
-        lines.extend(engine.read_until(|l| l.starts_with("solve"), LONG).0);
+    // Each in a new process, which has no 4 x 4 table yet: `readyok`
+    // waits for the build `isready` starts, `solve` for the one it has
+    // made; the `stop` for the running search waits for neither.
+    for (command, answer, expected) in [
+        ("isready", "readyok", "readyok".to_string()),
+        ("solve", "solve ", solve_line(4, Rules::Textbook)),
+    ] {
+        let mut engine = Engine::start();
+        engine.send("setoption name BoardSize value 6");
+        engine.send("go infinite");
+        engine.expect_line(is_search_info, LONG);
+        // (The search goes on with the 6 x 6 position it started from.)
+        engine.send("setoption name BoardSize value 4");
+        engine.send(command);
+        let sent = engine.send("stop");
+        let (mut lines, at) = engine.read_until(is_bestmove, LONG);
+        let latency = at.saturating_duration_since(sent);
+        eprintln!(
+            "stop while {command} waits for the 4x4 table: {:.2} ms",
+            ms(latency)
+        );
+        assert!(latency < REPLY_BOUND, "{command}: {:.2} ms", ms(latency));
+        if !lines.iter().any(|l| l.starts_with(answer)) {
+            lines.extend(engine.read_until(|l| l.starts_with(answer), LONG).0);
+        }
+        let line = lines.iter().find(|l| l.starts_with(answer)).unwrap();
+        assert_eq!(line, &expected, "{lines:?}");
+        assert!(engine.sync().is_empty());
+        // Built: even a search too short for the build plays from it.
+        engine.send("position startpos");
+        let lines = engine.go("go movetime 20", LONG);
+        assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+        engine.quit();
     }
-    let answer = lines.iter().find(|l| l.starts_with("solve")).unwrap();
-    assert_eq!(answer, &solve_line(4, Rules::Textbook), "{lines:?}");
-    assert!(engine.sync().is_empty());
-    engine.quit();
 }

@@ -167,6 +167,73 @@ fn the_reachable_census_matches_the_reference_on_every_reachable_position() {
     }
 }
 
+#[test]
+fn a_census_stopped_part_way_resumes_from_its_checkpoint_to_the_same_counts() {
+    let _cpu = shared();
+    let kind = solver::Kind {
+        size: 4,
+        rules: Rules::Textbook,
+        max_cars: 3,
+    };
+    let tables = solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap());
+    let whole = solver::reach::census(&tables, 2, &mut |_, _| {}).unwrap();
+    let dir = std::env::temp_dir().join(format!("dodgem-reach-checkpoint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("reach.checkpoint");
+    let checkpoint = |stop_after| solver::reach::Checkpoint {
+        path: &path,
+        every: Duration::ZERO,
+        stop_after,
+    };
+    // Three stops on the way, then to the end.
+    let mut steps = Vec::new();
+    for _ in 0..3 {
+        let stopped =
+            solver::reach::census_resumable(&tables, 1, &checkpoint(Some(2)), &mut |done, _| {
+                steps.push(done)
+            })
+            .unwrap();
+        assert_eq!(stopped, None);
+    }
+    let resumed = solver::reach::census_resumable(&tables, 2, &checkpoint(None), &mut |done, _| {
+        steps.push(done)
+    })
+    .unwrap();
+    assert_eq!(resumed, Some(whole));
+    // Each start went on from where the last stopped.
+    let closed: Vec<_> = steps.windows(2).filter(|w| w[1] <= w[0]).collect();
+    assert!(closed.is_empty(), "a start went back: {steps:?}");
+    // The final save answers at once.
+    let again =
+        solver::reach::census_resumable(&tables, 1, &checkpoint(None), &mut |_, _| {}).unwrap();
+    assert_eq!(again, Some(whole));
+    // A damaged checkpoint, or one of other tables, is refused.
+    let other = solver::Kind {
+        rules: Rules::Classic,
+        ..kind
+    };
+    let classic = solver::Tables::from_memory(other, solver::solve_in_memory(other, 2).unwrap());
+    let refused = solver::reach::census_resumable(&classic, 1, &checkpoint(None), &mut |_, _| {});
+    assert!(
+        refused
+            .unwrap_err()
+            .to_string()
+            .contains("not a reach checkpoint of these tables"),
+    );
+    std::fs::remove_file(&path).unwrap();
+    solver::reach::census_resumable(&tables, 1, &checkpoint(Some(3)), &mut |_, _| {}).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 6;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let damaged = solver::reach::census_resumable(&tables, 1, &checkpoint(None), &mut |_, _| {});
+    assert!(damaged.unwrap_err().to_string().contains("checksum"));
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let truncated = solver::reach::census_resumable(&tables, 1, &checkpoint(None), &mut |_, _| {});
+    assert!(truncated.is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A random position reached by random play from the start, not finished.
 fn random_position(rng: &mut Rng, size: usize, rules: Rules) -> Position {
     loop {
@@ -310,6 +377,65 @@ fn self_play_from_built_in_tables_ends_as_they_predict() {
         decided >= 40 && drawn >= 5,
         "{decided} decided, {drawn} drawn"
     );
+}
+
+/// The first position two plies at most from the start of `size` x
+/// `size` that `table` has won for its side to move.
+fn won_near_the_start(table: &tablebase::Layered, size: usize) -> Position {
+    let children =
+        |p: Position| -> Vec<Position> { p.legal_moves().iter().map(|&mv| p.play(mv)).collect() };
+    let start = Position::start(size);
+    let mut near = vec![start];
+    for child in children(start) {
+        near.push(child);
+        near.extend(children(child));
+    }
+    near.into_iter()
+        .find(|p| matches!(table.probe(p), Some(Dtz::Win(_))))
+        .expect("a won position within two plies of the start")
+}
+
+#[test]
+fn the_first_short_search_of_a_fresh_engine_plays_from_the_built_in_table() {
+    let _cpu = shared();
+    // Each in a new process, whose built-in tables are not built yet: the
+    // engine builds them before `readyok`, so a clock far shorter than the
+    // build (about 0.1 s on 4 x 4) still plays from them.
+    for (rules, hello, go) in [
+        (Rules::Textbook, "uci", "go movetime 20"),
+        (Rules::Classic, "uci", "go wtime 100 btime 100"),
+        (Rules::Textbook, "ugi", "go p1time 100 p2time 100"),
+    ] {
+        let table = tablebase::builtin(4, rules).unwrap();
+        let position = won_near_the_start(&table, 4);
+        let fen = format_position(&position);
+        let mut engine = Engine::start();
+        engine.send(hello);
+        engine.send("setoption name BoardSize value 4");
+        engine.send(&format!("setoption name Rules value {}", rules.name()));
+        engine.send(&format!("position fen {fen}"));
+        engine.sync();
+        let lines = engine.go(go, LONG);
+        let ranked = table.rank_moves(&position);
+        let Dtz::Win(distance) = ranked[0].1 else {
+            panic!("{fen}: {ranked:?}");
+        };
+        let played = dodgem::notation::parse_move(best_move(lines.last().unwrap()), &position);
+        let value = ranked
+            .iter()
+            .find(|&&(mv, _)| Ok(mv) == played)
+            .map(|&(_, value)| value);
+        assert_eq!(value, Some(ranked[0].1), "{fen} {go}: {lines:#?}");
+        let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
+        let score = crate::common::info_score(info).unwrap();
+        assert_eq!(
+            score,
+            ("cp".to_string(), 30_000 - i64::from(distance)),
+            "{fen} {go}: {info}"
+        );
+        assert!(info.contains(" tbhits "), "{info}");
+        engine.quit();
+    }
 }
 
 #[test]

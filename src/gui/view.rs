@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::knowledge::{Purpose, Report};
 use super::session::{EngineSide, Link, Session};
 use super::strength::Strength;
-use crate::board::{Color, Outcome, Position, WinReason};
+use crate::board::{Color, Outcome, Position, Rules, WinReason};
 use crate::client::{Info, Score, Solved};
 use crate::game::Game;
 use crate::notation;
@@ -55,21 +55,12 @@ pub struct State {
     pub hints: bool,
     /// The position string the game started from.
     pub start: String,
-    /// The current position string.
-    pub position: String,
-    pub side_to_move: &'static str,
-    /// Squares of the cars on the board.
-    pub black: Vec<String>,
-    pub white: Vec<String>,
-    /// Cars driven off the board.
-    pub black_off: usize,
-    pub white_off: usize,
+    /// The current position.
+    #[serde(flatten)]
+    pub board: BoardState,
     pub moves: Vec<String>,
-    /// Sorted; empty once the game is over.
-    pub legal_moves: Vec<String>,
     /// `human`, `engine` or `over`.
     pub turn: &'static str,
-    pub result: Option<GameResult>,
     pub engine: EngineState,
     /// The engine's latest search for its own move.
     pub analysis: Option<AnalysisState>,
@@ -82,6 +73,43 @@ pub struct State {
     /// One point per position of the game (ply 0 to the last), `null`
     /// where nothing is known yet.
     pub graph: Vec<Option<GraphPoint>>,
+}
+
+/// A position of the game as the page draws it: the live one in
+/// [`State`], the one on show in [`ViewState`] (its fields stand in
+/// theirs).
+#[derive(Debug, Serialize)]
+pub struct BoardState {
+    /// The position string.
+    pub position: String,
+    pub side_to_move: &'static str,
+    /// Squares of the cars on the board.
+    pub black: Vec<String>,
+    pub white: Vec<String>,
+    /// Cars driven off the board.
+    pub black_off: usize,
+    pub white_off: usize,
+    /// Sorted; empty once the game is over.
+    pub legal_moves: Vec<String>,
+    /// How the game ended, if it has.
+    pub result: Option<GameResult>,
+}
+
+impl BoardState {
+    /// The position `game` has reached, under `rules`.
+    fn new(game: &Game, rules: Rules) -> BoardState {
+        let position = game.position();
+        BoardState {
+            position: notation::format_position(position),
+            side_to_move: color_name(position.side_to_move()),
+            black: cars(position, Color::Black),
+            white: cars(position, Color::White),
+            black_off: position.cars_off(Color::Black),
+            white_off: position.cars_off(Color::White),
+            legal_moves: game.legal_moves(rules),
+            result: game.outcome(rules).map(GameResult::new),
+        }
+    }
 }
 
 /// How a game ended.
@@ -203,18 +231,10 @@ impl ScoreState {
 #[derive(Debug, Serialize)]
 pub struct ViewState {
     pub ply: usize,
-    pub position: String,
-    pub side_to_move: &'static str,
-    pub black: Vec<String>,
-    pub white: Vec<String>,
-    pub black_off: usize,
-    pub white_off: usize,
+    #[serde(flatten)]
+    pub board: BoardState,
     /// The move that led here.
     pub last_move: Option<String>,
-    /// Sorted; empty when the game is over here.
-    pub legal_moves: Vec<String>,
-    /// The game is over here.
-    pub result: Option<GameResult>,
     /// The engine's latest search of this position.
     pub analysis: Option<AnalysisState>,
     /// The exact value from the tables, when the engine was asked.
@@ -255,6 +275,22 @@ pub struct MoveHint {
     pub rank: Option<usize>,
     /// The value in words.
     pub text: String,
+}
+
+impl MoveHint {
+    /// A move whose value is not known: `note` says why.
+    fn unknown(text: &str, note: &str) -> MoveHint {
+        MoveHint {
+            mv: text.to_string(),
+            value: None,
+            plies: None,
+            dtz: false,
+            score: None,
+            wdl: None,
+            rank: None,
+            text: format!("{text}: {note}"),
+        }
+    }
 }
 
 /// The engine's best move in the position on show, as asked.
@@ -342,20 +378,13 @@ pub fn state(session: &Session) -> State {
         strength,
         hints: session.hints,
         start: notation::format_position(game.start()),
-        position: notation::format_position(position),
-        side_to_move: color_name(position.side_to_move()),
-        black: cars(position, Color::Black),
-        white: cars(position, Color::White),
-        black_off: position.cars_off(Color::Black),
-        white_off: position.cars_off(Color::White),
+        board: BoardState::new(game, rules),
         moves: game
             .moves()
             .iter()
             .map(|&mv| notation::format_move(Some(mv)))
             .collect(),
-        legal_moves: game.legal_moves(rules),
         turn,
-        result: outcome.map(GameResult::new),
         engine: EngineState {
             command: session.command_text(),
             name: session.engine_name.clone(),
@@ -389,18 +418,11 @@ fn view_state(session: &Session) -> ViewState {
         .then(|| best_state(session, key));
     ViewState {
         ply,
-        position: notation::format_position(position),
-        side_to_move: color_name(position.side_to_move()),
-        black: cars(position, Color::Black),
-        white: cars(position, Color::White),
-        black_off: position.cars_off(Color::Black),
-        white_off: position.cars_off(Color::White),
+        board: BoardState::new(&game, rules),
         last_move: game
             .moves()
             .last()
             .map(|&mv| notation::format_move(Some(mv))),
-        legal_moves: game.legal_moves(rules),
-        result: game.outcome(rules).map(GameResult::new),
         analysis: session.knowledge.report(key).map(AnalysisState::new),
         // Exact values only where the person asked for them (hints, a
         // look back, the end of the game).
@@ -491,16 +513,7 @@ fn hints_state(session: &Session, game: &Game, key: u64) -> HintsState {
             message: dead.map(|message| format!("the engine is not running ({message})")),
             moves: moves
                 .iter()
-                .map(|text| MoveHint {
-                    mv: text.clone(),
-                    value: None,
-                    plies: None,
-                    dtz: false,
-                    score: None,
-                    wdl: None,
-                    rank: None,
-                    text: format!("{text}: not known yet"),
-                })
+                .map(|text| MoveHint::unknown(text, "not known yet"))
                 .collect(),
         },
     }
@@ -512,16 +525,7 @@ fn hints_state(session: &Session, game: &Game, key: u64) -> HintsState {
 fn table_hint(session: &Session, game: &Game, text: &str) -> MoveHint {
     let mut after = game.clone();
     let mover = game.position().side_to_move();
-    let mut hint = MoveHint {
-        mv: text.to_string(),
-        value: None,
-        plies: None,
-        dtz: false,
-        score: None,
-        wdl: None,
-        rank: None,
-        text: format!("{text}: not known yet"),
-    };
+    let mut hint = MoveHint::unknown(text, "not known yet");
     if after.play_text(text, session.rules).is_err() {
         return hint;
     }
@@ -572,23 +576,12 @@ fn engine_hint(report: &Report, mover: Color, text: &str) -> MoveHint {
         .enumerate()
         .find(|(_, info)| info.pv.first().map(String::as_str) == Some(text));
     let Some((index, info)) = found else {
-        return MoveHint {
-            mv: text.to_string(),
-            value: None,
-            plies: None,
-            dtz: false,
-            score: None,
-            wdl: None,
-            rank: None,
-            text: format!(
-                "{text}: {}",
-                if report.done {
-                    "not reported"
-                } else {
-                    "not known yet"
-                }
-            ),
+        let note = if report.done {
+            "not reported"
+        } else {
+            "not known yet"
         };
+        return MoveHint::unknown(text, note);
     };
     let value = match info.score.and_then(Score::decided) {
         Some(true) => Some("win"),
@@ -775,33 +768,29 @@ pub fn record(session: &Session) -> String {
         }
     };
     let outcome = game.outcome(session.rules);
-    let result = match outcome {
-        Some(outcome) => match outcome.winner() {
-            Some(winner) => RecordResult::Win(winner).pgn(),
-            None => RecordResult::Draw.pgn(),
-        },
-        None => "*",
+    let (result, termination) = match outcome {
+        Some(outcome) => (
+            RecordResult::of(outcome).pgn(),
+            Termination::of(outcome).name(),
+        ),
+        None => ("*", "unterminated"),
     };
-    let termination = match outcome {
-        Some(Outcome::Win(_, WinReason::AllCarsOff)) => Termination::AllCarsOff.name(),
-        Some(Outcome::Win(_, WinReason::Blocked(_))) => Termination::Blocked.name(),
-        Some(Outcome::DrawByRepetition) => Termination::Repetition.name(),
-        None => "unterminated",
+    let header = pgn::Header {
+        event: "dodgem gui".to_string(),
+        date: pgn::today(),
+        time_control: format!("movetime={}ms", session.movetime),
     };
-    let tags = [
-        ("Event", "dodgem gui".to_string()),
-        ("Date", pgn::today()),
-        ("Round", "1".to_string()),
-        ("Black", player(Color::Black)),
-        ("White", player(Color::White)),
-        ("Result", result.to_string()),
-        ("BoardSize", game.start().size().to_string()),
-        ("Rules", session.rules.name().to_string()),
-        ("FEN", notation::format_position(game.start())),
-        ("TimeControl", format!("movetime={}ms", session.movetime)),
-        ("Termination", termination.to_string()),
-        ("PlyCount", game.moves().len().to_string()),
-    ];
+    let (black, white) = (player(Color::Black), player(Color::White));
+    let tags = pgn::Tags {
+        header: &header,
+        round: 1,
+        black: &black,
+        white: &white,
+        result,
+        start: game.start(),
+        rules: session.rules,
+        termination,
+    };
     let keys = session.prefix_keys();
     let moves: Vec<RecordMove> = game
         .moves()
@@ -827,13 +816,7 @@ pub fn record(session: &Session) -> String {
         })
         .collect();
     let ending = outcome.map(|outcome| outcome.to_string());
-    pgn::write_record(
-        &tags,
-        game.start().side_to_move(),
-        &moves,
-        ending.as_deref(),
-        result,
-    )
+    pgn::write_record(&tags, &moves, ending.as_deref())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::board::{Color, Outcome, Position, Rules, WinReason};
+use crate::board::{Color, Position, Rules};
 use crate::client::{
     self, EngineCommand, EngineProcess, Recv, Score, Stderr, Written, parse_reply,
 };
@@ -214,16 +214,11 @@ fn run(
 /// The end of the game by the rules, the ply limit or adjudication.
 fn game_over(settings: &Settings, game: &Game) -> Option<Ending> {
     if let Some(outcome) = game.outcome(settings.rules) {
-        let termination = match outcome {
-            Outcome::Win(_, WinReason::AllCarsOff) => Termination::AllCarsOff,
-            Outcome::Win(_, WinReason::Blocked(_)) => Termination::Blocked,
-            Outcome::DrawByRepetition => Termination::Repetition,
-        };
-        let result = match outcome.winner() {
-            Some(color) => GameResult::Win(color),
-            None => GameResult::Draw,
-        };
-        return Some((result, termination, outcome.to_string()));
+        return Some((
+            GameResult::of(outcome),
+            Termination::of(outcome),
+            outcome.to_string(),
+        ));
     }
     if let Some(max) = settings.max_plies
         && game.moves().len() >= max as usize

@@ -70,22 +70,36 @@ pub struct RecordMove {
     pub comment: Option<String>,
 }
 
+/// What a record says of its game besides the moves, written as its
+/// tags in one order (`BoardSize`, `FEN` and `PlyCount` follow from the
+/// start and the moves): the same for a match's games and the GUI's.
+#[derive(Clone, Copy, Debug)]
+pub struct Tags<'a> {
+    /// `Event`, `Date` and `TimeControl`.
+    pub header: &'a Header,
+    pub round: u32,
+    pub black: &'a str,
+    pub white: &'a str,
+    /// The result token: `1-0`, `0-1`, `1/2-1/2`, or `*` for a game still
+    /// going on (the `Result` tag and the end of the movetext).
+    pub result: &'a str,
+    pub start: &'a Position,
+    pub rules: Rules,
+    pub termination: &'a str,
+}
+
 /// The record of one game, ending with a blank line.
 pub fn format_game(header: &Header, game: &GameRecord) -> String {
-    let tags = [
-        ("Event", header.event.clone()),
-        ("Date", header.date.clone()),
-        ("Round", game.round.to_string()),
-        ("Black", game.black.clone()),
-        ("White", game.white.clone()),
-        ("Result", game.result.pgn().to_string()),
-        ("BoardSize", game.start.size().to_string()),
-        ("Rules", game.rules.name().to_string()),
-        ("FEN", format_position(&game.start)),
-        ("TimeControl", header.time_control.clone()),
-        ("Termination", game.termination.name().to_string()),
-        ("PlyCount", game.moves.len().to_string()),
-    ];
+    let tags = Tags {
+        header,
+        round: game.round,
+        black: &game.black,
+        white: &game.white,
+        result: game.result.pgn(),
+        start: &game.start,
+        rules: game.rules,
+        termination: game.termination.name(),
+    };
     let moves: Vec<RecordMove> = game
         .moves
         .iter()
@@ -105,33 +119,34 @@ pub fn format_game(header: &Header, game: &GameRecord) -> String {
             }
         })
         .collect();
-    write_record(
-        &tags,
-        game.start.side_to_move(),
-        &moves,
-        Some(&game.detail),
-        game.result.pgn(),
-    )
+    write_record(&tags, &moves, Some(&game.detail))
 }
 
-/// A record from its parts: the tags in order, the moves from a start
-/// with `first` to move (numbered per pair, Black first), a closing
-/// comment, and the result token (`1-0`, `0-1`, `1/2-1/2`, or `*` for a
-/// game still going on). Ends with a blank line.
-pub fn write_record(
-    tags: &[(&str, String)],
-    first: Color,
-    moves: &[RecordMove],
-    ending: Option<&str>,
-    result: &str,
-) -> String {
+/// A record from its parts: the tags, the moves from the start (numbered
+/// per pair, Black first), a closing comment, and the result token. Ends
+/// with a blank line.
+pub fn write_record(tags: &Tags, moves: &[RecordMove], ending: Option<&str>) -> String {
+    let values = [
+        ("Event", tags.header.event.clone()),
+        ("Date", tags.header.date.clone()),
+        ("Round", tags.round.to_string()),
+        ("Black", tags.black.to_string()),
+        ("White", tags.white.to_string()),
+        ("Result", tags.result.to_string()),
+        ("BoardSize", tags.start.size().to_string()),
+        ("Rules", tags.rules.name().to_string()),
+        ("FEN", format_position(tags.start)),
+        ("TimeControl", tags.header.time_control.clone()),
+        ("Termination", tags.termination.to_string()),
+        ("PlyCount", moves.len().to_string()),
+    ];
     let mut out = String::new();
-    for (name, value) in tags {
-        let _ = writeln!(out, "[{name} \"{}\"]", tag_value(value));
+    for (name, value) in values {
+        let _ = writeln!(out, "[{name} \"{}\"]", tag_value(&value));
     }
     out.push('\n');
     let mut tokens = Vec::new();
-    let mut side = first;
+    let mut side = tags.start.side_to_move();
     let mut number = 1;
     for (i, mv) in moves.iter().enumerate() {
         // A move number and its move stay on one line.
@@ -151,7 +166,7 @@ pub fn write_record(
     if let Some(ending) = ending {
         tokens.push(comment(ending));
     }
-    tokens.push(result.to_string());
+    tokens.push(tags.result.to_string());
     let mut line = String::new();
     for token in tokens {
         if !line.is_empty() && line.len() + 1 + token.len() > LINE_WIDTH {
@@ -486,21 +501,30 @@ mod tests {
         }
     }
 
-    #[test]
-    fn formats_tags_moves_and_comments() {
-        let header = Header {
-            event: "test".into(),
+    fn header(event: &str) -> Header {
+        Header {
+            event: event.into(),
             date: "2026.01.02".into(),
             time_control: "2+0.02".into(),
-        };
-        let game = record(
+        }
+    }
+
+    /// A game of three moves from the 3 x 3 start, two with scores.
+    fn three_moves() -> GameRecord {
+        record(
             Position::start(3),
             &[
                 ("a3b3", 153, Some(Score::Cp(38))),
                 ("b1b2", 20, Some(Score::Mate(-9))),
                 ("a2a1", 1, None),
             ],
-        );
+        )
+    }
+
+    #[test]
+    fn formats_tags_moves_and_comments() {
+        let header = header("test");
+        let game = three_moves();
         let expected = "\
 [Event \"test\"]
 [Date \"2026.01.02\"]
@@ -534,20 +558,7 @@ mod tests {
 
     #[test]
     fn records_read_back() {
-        let header = Header {
-            event: "test".into(),
-            date: "2026.01.02".into(),
-            time_control: "2+0.02".into(),
-        };
-        let game = record(
-            Position::start(3),
-            &[
-                ("a3b3", 153, Some(Score::Cp(38))),
-                ("b1b2", 20, Some(Score::Mate(-9))),
-                ("a2a1", 1, None),
-            ],
-        );
-        let read = read_game(&format_game(&header, &game)).unwrap();
+        let read = read_game(&format_game(&header("test"), &three_moves())).unwrap();
         assert_eq!(read.tag("Black"), Some("A \"quoted\""));
         assert_eq!(read.rules, Rules::Textbook);
         assert_eq!(read.result.as_deref(), Some("1-0"));
@@ -597,11 +608,7 @@ mod tests {
 
     #[test]
     fn control_bytes_never_reach_the_record() {
-        let header = Header {
-            event: "e\u{7}v".into(),
-            date: "2026.01.02".into(),
-            time_control: "2+0.02".into(),
-        };
+        let header = header("e\u{7}v");
         let mut game = record(Position::start(3), &[("a3b3", 1, None)]);
         game.black = "evil\u{1b}[2J\u{0}name".into();
         game.detail = "bell \u{7}".into();

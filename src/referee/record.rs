@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::board::{Color, Position, Rules};
+use crate::board::{Color, Outcome, Position, Rules, WinReason};
 use crate::client::Score;
 
 /// How the result of a game was reached.
@@ -64,6 +64,15 @@ impl Termination {
         }
     }
 
+    /// How a game the rules ended (`outcome`) was ended.
+    pub fn of(outcome: Outcome) -> Termination {
+        match outcome {
+            Outcome::Win(_, WinReason::AllCarsOff) => Termination::AllCarsOff,
+            Outcome::Win(_, WinReason::Blocked(_)) => Termination::Blocked,
+            Outcome::DrawByRepetition => Termination::Repetition,
+        }
+    }
+
     /// Whether an engine's fault ended the game (rather than the rules or
     /// the referee's adjudication).
     pub fn is_fault(self) -> bool {
@@ -91,6 +100,14 @@ pub enum GameResult {
 }
 
 impl GameResult {
+    /// The result of a game the rules ended.
+    pub fn of(outcome: Outcome) -> GameResult {
+        match outcome.winner() {
+            Some(color) => GameResult::Win(color),
+            None => GameResult::Draw,
+        }
+    }
+
     /// `1-0` (White won), `0-1` (Black won), `1/2-1/2`.
     pub fn pgn(self) -> &'static str {
         match self {

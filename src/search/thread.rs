@@ -5,7 +5,9 @@
 //!
 //! Table directories are loaded, and `solve` answered, on a thread of
 //! their own ([`TableLoader`]), so neither waits behind a running search
-//! nor holds up the protocol thread while a layer is read.
+//! nor holds up the protocol thread while a layer is read. Built-in tables
+//! are built ahead of the searches that will want them, each on a thread
+//! of its own ([`TableBuilds`]).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::{Mutex, RwLock};
 
-use super::{Info, Request, SearchResult, Signals, TableUse, Tables, search_then};
+use super::{Info, Request, SearchResult, Settings, Signals, TableUse, Tables, search_then};
 use crate::bench::{self, BenchReport};
 use crate::board::{Move, Position, Rules};
 use crate::perft;
@@ -274,12 +276,10 @@ fn builtin_watching(size: usize, rules: Rules, stop: &AtomicBool) -> Option<Arc<
         return Some(table);
     }
     let (sender, receiver) = crossbeam_channel::bounded(1);
-    let started = std::thread::Builder::new()
-        .name("table build".into())
-        .spawn(move || {
-            let _ = sender.send(tablebase::builtin(size, rules));
-        });
-    if started.is_err() {
+    let started = spawn_build(size, rules, move |table| {
+        let _ = sender.send(table);
+    });
+    if !started {
         return None;
     }
     loop {
@@ -288,6 +288,98 @@ fn builtin_watching(size: usize, rules: Rules, stop: &AtomicBool) -> Option<Arc<
             Err(RecvTimeoutError::Timeout) if !stop.load(Ordering::Relaxed) => {}
             Err(_) => return None,
         }
+    }
+}
+
+/// Builds (or waits for) the built-in table for `size` under `rules` on a
+/// thread of its own, then hands it to `then` there (`None` if the build
+/// failed: a bug, logged). `false` if no thread could be started.
+fn spawn_build(
+    size: usize,
+    rules: Rules,
+    then: impl FnOnce(Option<Arc<Layered>>) + Send + 'static,
+) -> bool {
+    std::thread::Builder::new()
+        .name("table build".into())
+        .spawn(move || {
+            let table =
+                catch_unwind(|| tablebase::builtin(size, rules)).unwrap_or_else(|payload| {
+                    log::error!(
+                        "building the {size}x{size} {} table failed: {}",
+                        rules.name(),
+                        panic_message(payload.as_ref())
+                    );
+                    None
+                });
+            then(table);
+        })
+        .is_ok()
+}
+
+/// Whether searches under `settings` play from solved tables (the
+/// textbook algorithms use none).
+pub fn plays_from_tables(settings: &Settings) -> bool {
+    settings.tablebase && settings.algorithm == super::textbook::Algorithm::Engine
+}
+
+/// Built-in tables built ahead of the searches that will want them, for
+/// the board and rules in force: a table built during a timed search is
+/// built on that search's clock (counted from `go`), and the first search
+/// of a game with a short clock would be stopped before it could play
+/// from the table. `isready` waits for these builds; `go` does not (its
+/// search waits for the table within its own time).
+pub struct TableBuilds {
+    /// Builds started and not yet finished.
+    building: Vec<(usize, Rules)>,
+    sender: Sender<(usize, Rules)>,
+    finished: Receiver<(usize, Rules)>,
+}
+
+impl Default for TableBuilds {
+    fn default() -> TableBuilds {
+        let (sender, finished) = crossbeam_channel::unbounded();
+        TableBuilds {
+            building: Vec::new(),
+            sender,
+            finished,
+        }
+    }
+}
+
+impl TableBuilds {
+    /// Starts building the built-in table for `size` under `rules` in the
+    /// background, unless `size` has none or it is built or being built.
+    pub fn prepare(&mut self, size: usize, rules: Rules) {
+        let key = (size, rules);
+        if !tablebase::has_builtin(size)
+            || tablebase::builtin_if_built(size, rules).is_some()
+            || self.building.contains(&key)
+        {
+            return;
+        }
+        let sender = self.sender.clone();
+        // A failed build is over too: the search goes on without it.
+        if spawn_build(size, rules, move |_| {
+            let _ = sender.send(key);
+        }) {
+            self.building.push(key);
+        }
+    }
+
+    /// Where each build that ends reports its board size and rules; pass
+    /// them to [`TableBuilds::finished`].
+    pub fn events(&self) -> &Receiver<(usize, Rules)> {
+        &self.finished
+    }
+
+    /// The build of `key` ended.
+    pub fn finished(&mut self, key: (usize, Rules)) {
+        self.building.retain(|&building| building != key);
+    }
+
+    /// Whether a build is under way.
+    pub fn busy(&self) -> bool {
+        !self.building.is_empty()
     }
 }
 
@@ -315,10 +407,7 @@ fn run_job(
             if fault == Some(Fault::Panic) {
                 panic!("DODGEM_DEBUG_FAULT=panic: the search panics on purpose");
             }
-            // The textbook algorithms use no table.
-            if request.settings.tablebase
-                && request.settings.algorithm == super::textbook::Algorithm::Engine
-            {
+            if plays_from_tables(&request.settings) {
                 let tablebases = shared.tablebases.read().clone();
                 request.tablebase = tables_for(&tablebases, &request, &shared.signals.stop);
             }

@@ -66,8 +66,23 @@ impl<V> Lru<V> {
             self.resident -= old;
         }
         self.resident += bytes;
+        self.evict(budget, kept.max(1))
+    }
+
+    /// Makes room for an entry of `bytes` about to be added with
+    /// [`Lru::insert`] (`budget` and `kept` as there), so that the memory
+    /// held never goes over what the insert leaves: evicts least recently
+    /// used entries while the new one would not fit, keeping at least
+    /// `kept - 1`. Returns whether any entry was evicted.
+    pub fn make_room(&mut self, bytes: usize, budget: usize, kept: usize) -> bool {
+        self.evict(budget.saturating_sub(bytes), kept.saturating_sub(1))
+    }
+
+    /// Evicts least recently used entries while more than `budget` bytes
+    /// and more than `kept` entries are held.
+    fn evict(&mut self, budget: usize, kept: usize) -> bool {
         let mut evicted = false;
-        while self.resident > budget && self.entries.len() > kept.max(1) {
+        while self.resident > budget && self.entries.len() > kept {
             let oldest = *self
                 .entries
                 .iter()
@@ -362,5 +377,25 @@ mod tests {
         lru.insert(20, Arc::new(0), 10, 35, 1);
         assert_eq!(lru.len(), 1);
         assert!(lru.get(20).is_some());
+    }
+
+    #[test]
+    fn room_is_made_before_a_large_entry_comes_in() {
+        let mut lru: Lru<u8> = Lru::default();
+        for id in 0..3 {
+            lru.insert(id, Arc::new(0), 1000, 35, KEPT_LAYERS);
+        }
+        // Before a fourth huge entry is read, the oldest goes: never
+        // four held at once.
+        assert!(lru.make_room(1000, 35, KEPT_LAYERS));
+        assert_eq!((lru.len(), lru.resident()), (2, 2000));
+        assert!(lru.get(0).is_none());
+        lru.insert(3, Arc::new(0), 1000, 35, KEPT_LAYERS);
+        assert_eq!((lru.len(), lru.resident()), (3, 3000));
+        // Small entries that fit beside the new one stay.
+        let mut small: Lru<u8> = Lru::default();
+        small.insert(0, Arc::new(0), 10, 35, KEPT_LAYERS);
+        assert!(!small.make_room(10, 35, KEPT_LAYERS));
+        assert_eq!(small.len(), 1);
     }
 }

@@ -44,8 +44,10 @@ pub struct SolveArgs {
     #[arg(long, conflicts_with_all = ["size", "out", "playout"])]
     pub verify: Option<PathBuf>,
     /// With --verify: record each checked pair of layers in this file, and
-    /// skip the pairs it already records (to resume a long check).
-    #[arg(long, requires = "verify")]
+    /// skip the pairs it already records. With --reach: save the walk's
+    /// state in this file every ten minutes, and start from the state it
+    /// holds. (To resume a long check or count where it stopped.)
+    #[arg(long)]
     pub journal: Option<PathBuf>,
     /// Check a directory of layer files by play: random won and drawn
     /// positions played to the end by the engine against itself with the
@@ -96,7 +98,10 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         return playout(dir, args);
     }
     if let Some(dir) = &args.reach {
-        return reach(dir, threads, args.quiet);
+        return reach(dir, threads, args.journal.as_deref(), args.quiet);
+    }
+    if args.journal.is_some() {
+        return Err("--journal goes with --verify or --reach".into());
     }
     let size = args.size.expect("clap requires --size here");
     let Some(out) = &args.out else {
@@ -366,7 +371,12 @@ fn playout(dir: &Path, args: &SolveArgs) -> Result<(), Box<dyn std::error::Error
 
 /// Counts the reachable positions of the tables in `dir` and prints them
 /// beside the whole index's counts (from the layer headers).
-fn reach(dir: &Path, threads: usize, quiet: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn reach(
+    dir: &Path,
+    threads: usize,
+    journal: Option<&Path>,
+    quiet: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let tables = Tables::open(dir)?;
     let kind = tables.kind();
@@ -398,7 +408,7 @@ fn reach(dir: &Path, threads: usize, quiet: bool) -> Result<(), Box<dyn std::err
             }
         }
     }
-    let census = reach::census(&tables, threads, &mut |done, all| {
+    let mut progress = |done, all| {
         if !quiet && done > 0 {
             eprintln!(
                 "reach: {done}/{all} total progress steps closed | elapsed {:.0} s, rss {}",
@@ -406,7 +416,19 @@ fn reach(dir: &Path, threads: usize, quiet: bool) -> Result<(), Box<dyn std::err
                 resident_memory().unwrap_or_default()
             );
         }
-    })?;
+    };
+    let census = match journal {
+        None => reach::census(&tables, threads, &mut progress)?,
+        Some(path) => {
+            let checkpoint = reach::Checkpoint {
+                path,
+                every: Duration::from_secs(600),
+                stop_after: None,
+            };
+            reach::census_resumable(&tables, threads, &checkpoint, &mut progress)?
+                .expect("a census stops early only when asked to")
+        }
+    };
     println!(
         "{n}x{n} Dodgem, {} rule ({}): {} positions per side to move in the index ({} wins, {} draws, {} losses for the side to move)",
         kind.rules.name(),

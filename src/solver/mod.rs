@@ -16,6 +16,7 @@
 //! move and the plies to the next progress move of best play ([`Dtz`]).
 
 mod cache;
+mod checkpoint;
 pub mod cli;
 mod layered;
 mod layers;

@@ -28,10 +28,13 @@
 //! row of the layer they reach, which stays in cache.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
+use super::checkpoint;
 use super::layers::{Block, Child, Layer, Shape};
-use super::store::{Dtz, LayerError, Tables, Values};
+use super::store::{Dtz, Kind, LayerError, Tables, Values};
 use crate::board::{self, Color, Position};
 
 /// Slots a tile of the closure holds (about: whole rows).
@@ -215,7 +218,10 @@ pub fn walk(
     visit: &(dyn Fn(&Reached) + Sync),
     progress: &mut dyn FnMut(u32, u32),
 ) -> Result<ReachCounts, LayerError> {
-    Ok(run(tables, threads, Some(visit), progress)?.on_board())
+    let walked = run(tables, threads, Some(visit), None, progress)?;
+    Ok(walked
+        .expect("a walk without a checkpoint runs to the end")
+        .on_board())
 }
 
 /// Counts every position reachable from the start of the board of
@@ -229,7 +235,35 @@ pub fn census(
     threads: usize,
     progress: &mut dyn FnMut(u32, u32),
 ) -> Result<Census, LayerError> {
-    run(tables, threads, None, progress)
+    let counted = run(tables, threads, None, None, progress)?;
+    Ok(counted.expect("a walk without a checkpoint runs to the end"))
+}
+
+/// Where and how often a census saves its state, so that it can be
+/// stopped at any moment and go on from its last save.
+pub struct Checkpoint<'a> {
+    pub path: &'a Path,
+    /// Least time between two saves (the state can take gigabytes).
+    pub every: Duration,
+    /// Stop after closing this many totals (for tests of the resume).
+    pub stop_after: Option<u32>,
+}
+
+/// [`census`], saving its state at `checkpoint` as it goes (a save after
+/// the last total keeps the final counts) and starting from the state
+/// saved there, if any. `Ok(None)` when stopped by
+/// [`Checkpoint::stop_after`].
+///
+/// # Errors
+/// A layer file that is missing or damaged; a checkpoint that cannot be
+/// written, or is damaged or of other tables.
+pub fn census_resumable(
+    tables: &Tables,
+    threads: usize,
+    checkpoint: &Checkpoint,
+    progress: &mut dyn FnMut(u32, u32),
+) -> Result<Option<Census>, LayerError> {
+    run(tables, threads, None, Some(checkpoint), progress)
 }
 
 /// The visitor of [`walk`], if any.
@@ -245,8 +279,9 @@ fn run(
     tables: &Tables,
     threads: usize,
     visit: Visit,
+    checkpoint: Option<&Checkpoint>,
     progress: &mut dyn FnMut(u32, u32),
-) -> Result<Census, LayerError> {
+) -> Result<Option<Census>, LayerError> {
     let shape = tables.shape();
     let start = Position::start(shape.size());
     let (a0, b0, slot0) = shape
@@ -258,7 +293,29 @@ fn run(
     first.reached[Color::Black.index()].set(slot0);
     let mut current = HashMap::from([((a0, b0), first)]);
     let mut census = Census::default();
-    for total in a0 + b0..=last_total {
+    let mut from = a0 + b0;
+    if let Some(saved) = checkpoint
+        .map(|c| checkpoint::load(c.path, tables.kind(), shape))
+        .transpose()?
+        .flatten()
+    {
+        from = saved.total;
+        census = saved.census;
+        current = saved
+            .layers
+            .into_iter()
+            .map(|(a, b, [black, white])| {
+                let bits = LayerBits {
+                    layer: shape.layer(a, b),
+                    reached: [Bits(black), Bits(white)],
+                };
+                ((a, b), bits)
+            })
+            .collect();
+    }
+    let mut saved_at = Instant::now();
+    let mut closed = 0;
+    for total in from..=last_total {
         progress(total - (a0 + b0), last_total + 1 - (a0 + b0));
         // The pairs of this total that anything reached, largest first.
         let mut jobs = Vec::new();
@@ -313,9 +370,41 @@ fn run(
             census.add(&result?);
         }
         current = next.into_inner().unwrap_or_else(|e| e.into_inner());
+        closed += 1;
+        if let Some(checkpoint) = checkpoint {
+            let stop = checkpoint.stop_after == Some(closed);
+            if stop || total == last_total || saved_at.elapsed() >= checkpoint.every {
+                save(checkpoint.path, tables.kind(), total + 1, &census, &current)?;
+                saved_at = Instant::now();
+            }
+            if stop && total < last_total {
+                return Ok(None);
+            }
+        }
     }
     progress(last_total + 1 - (a0 + b0), last_total + 1 - (a0 + b0));
-    Ok(census)
+    Ok(Some(census))
+}
+
+/// Saves the walk's state before it closes `total`.
+fn save(
+    path: &Path,
+    kind: Kind,
+    total: u32,
+    census: &Census,
+    current: &HashMap<(u32, u32), LayerBits>,
+) -> Result<(), LayerError> {
+    let mut layers: Vec<_> = current
+        .iter()
+        .map(|(&(a, b), bits)| (a, b, [&bits.reached[0].0[..], &bits.reached[1].0[..]]))
+        .collect();
+    layers.sort_by_key(|&(a, b, _)| (a, b));
+    let saved = checkpoint::Saved {
+        total,
+        census: *census,
+        layers,
+    };
+    checkpoint::save(path, kind, &saved).map_err(|e| LayerError::Io(path.to_path_buf(), e))
 }
 
 /// The tiles of a layer: rows `rows` of block `block`, about

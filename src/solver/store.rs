@@ -169,6 +169,31 @@ pub struct WdlBits {
 
 impl WdlBits {
     pub fn from_values(values: &Values) -> WdlBits {
+        let mut bits = WdlBits {
+            words: vec![0; values.len().div_ceil(32)],
+        };
+        bits.fill(0, values);
+        bits
+    }
+
+    /// The win/draw/loss of `layer`, read from its file a chunk at a time
+    /// ([`stream_layer`]): the layer's values are never held whole.
+    ///
+    /// # Errors
+    /// As [`read_layer`].
+    pub fn read(dir: &Path, kind: Kind, layer: &Layer) -> Result<WdlBits, LayerError> {
+        let mut bits = WdlBits {
+            words: vec![0; layer.slots.div_ceil(32) as usize],
+        };
+        stream_layer(dir, kind, layer, &mut |first, values| {
+            bits.fill(first, values)
+        })?;
+        Ok(bits)
+    }
+
+    /// Sets the win/draw/loss of slots `first..` from `values` (`first` a
+    /// multiple of 32).
+    fn fill(&mut self, first: u64, values: &Values) {
         // 0 a draw, 1 a win (odd codes), 2 a loss (even codes but 0).
         fn bits(code: u16) -> u64 {
             match code {
@@ -182,18 +207,21 @@ impl WdlBits {
                 .enumerate()
                 .fold(0, |word, (i, code)| word | code << (2 * i))
         }
+        debug_assert_eq!(first % 32, 0);
         let table: [u64; 256] = std::array::from_fn(|b| bits(b as u16));
-        let words = match values {
-            Values::Narrow(v) => v
-                .chunks(32)
-                .map(|chunk| pack(chunk.iter().map(|&b| table[usize::from(b)])))
-                .collect(),
-            Values::Wide(v) => v
-                .chunks(32)
-                .map(|chunk| pack(chunk.iter().map(|&c| bits(c))))
-                .collect(),
-        };
-        WdlBits { words }
+        let words = &mut self.words[(first / 32) as usize..];
+        match values {
+            Values::Narrow(v) => {
+                for (word, chunk) in words.iter_mut().zip(v.chunks(32)) {
+                    *word = pack(chunk.iter().map(|&b| table[usize::from(b)]));
+                }
+            }
+            Values::Wide(v) => {
+                for (word, chunk) in words.iter_mut().zip(v.chunks(32)) {
+                    *word = pack(chunk.iter().map(|&c| bits(c)));
+                }
+            }
+        }
     }
 
     /// Bytes held.
@@ -893,6 +921,13 @@ impl Tables {
             return found;
         }
         let layer = self.shape.layer(black, white);
+        // Room first: the layers read before this one go before it is
+        // read, not after, so the memory held stays within the bound.
+        self.values
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .layers
+            .make_room(layer.slots as usize, VALUE_BUDGET, KEPT_LAYERS);
         let read = read_layer(dir, self.kind, &layer);
         let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
         match read {
@@ -981,8 +1016,8 @@ impl Tables {
                     };
                     let (dir, kind) = (dir.clone(), self.kind);
                     let errors = Arc::clone(&self.errors);
-                    let load = move || match read_layer(&dir, kind, &layer) {
-                        Ok((values, _)) => Some(WdlBits::from_values(&values)),
+                    let load = move || match WdlBits::read(&dir, kind, &layer) {
+                        Ok(bits) => Some(bits),
                         Err(error) => {
                             report(&errors, error.to_string());
                             None
@@ -1035,6 +1070,22 @@ mod tests {
             Dtz::Loss(2000),
         ] {
             assert_eq!(decode(encode(value)), value);
+        }
+    }
+
+    #[test]
+    fn win_draw_loss_bits_read_chunk_by_chunk_are_those_of_the_whole_layer() {
+        let codes: Vec<u8> = (0..1000u32).map(|i| (i * 37 % 11) as u8).collect();
+        let whole = WdlBits::from_values(&Values::Narrow(codes.clone()));
+        let mut chunked = WdlBits {
+            words: vec![0; codes.len().div_ceil(32)],
+        };
+        for (i, chunk) in codes.chunks(96).enumerate() {
+            chunked.fill(96 * i as u64, &Values::Narrow(chunk.to_vec()));
+        }
+        assert_eq!(chunked.words, whole.words);
+        for (slot, &code) in codes.iter().enumerate() {
+            assert_eq!(whole.get(slot as u64), decode(u16::from(code)).wdl());
         }
     }
 

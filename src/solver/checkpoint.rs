@@ -1,0 +1,191 @@
+//! The saved state of a reachability walk ([`super::reach`]), so that a
+//! census of hours can stop at any moment and go on from where it last
+//! saved: the next total progress to close, the counts so far, and the
+//! bitmaps of what has already reached the layers of that total.
+//!
+//! The file is a few text lines naming the tables and the totals, then,
+//! for each layer, a line with its progress pair and word count followed
+//! by its two bitmaps (Black to move, White to move) in the machine's byte order
+//! (64-bit words) and a CRC-32 of them. It is written to a temporary file, synced
+//! and renamed, so a stop while saving leaves the previous one whole.
+
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use super::layers::Shape;
+use super::reach::{Census, ReachCounts};
+use super::store::{Kind, LayerError};
+
+/// What a checkpoint holds: the walk stopped before closing `total`.
+pub struct Saved<M> {
+    pub total: u32,
+    pub census: Census,
+    /// `(black progress, white progress, [Black to move, White to move])`.
+    pub layers: Vec<(u32, u32, [M; 2])>,
+}
+
+/// The first line of a checkpoint of `kind`'s tables.
+fn heading(kind: Kind) -> String {
+    format!(
+        "dodgem reach checkpoint 1 size {} rules {} max-cars {}",
+        kind.size,
+        kind.rules.name(),
+        kind.max_cars
+    )
+}
+
+fn counts_line(census: &Census) -> String {
+    let numbers: Vec<String> = census
+        .sides
+        .iter()
+        .flat_map(|s| [s.wins, s.draws, s.losses, s.blocked])
+        .chain(census.finished)
+        .map(|n| n.to_string())
+        .collect();
+    format!("census {}", numbers.join(" "))
+}
+
+/// Saves `saved` for `kind`'s tables at `path`, durably.
+///
+/// # Errors
+/// Any I/O error (the previous checkpoint, if any, is then untouched).
+pub fn save(path: &Path, kind: Kind, saved: &Saved<&[u64]>) -> io::Result<()> {
+    let temporary = path.with_extension("tmp");
+    let mut out = BufWriter::new(File::create(&temporary)?);
+    writeln!(out, "{}", heading(kind))?;
+    writeln!(out, "total {}", saved.total)?;
+    writeln!(out, "{}", counts_line(&saved.census))?;
+    writeln!(out, "layers {}", saved.layers.len())?;
+    for (black, white, bits) in &saved.layers {
+        writeln!(out, "layer {black} {white} {}", bits[0].len())?;
+        let mut crc = crc32fast::Hasher::new();
+        for map in bits {
+            let bytes: &[u8] = bytemuck::cast_slice(map);
+            crc.update(bytes);
+            out.write_all(bytes)?;
+        }
+        out.write_all(&crc.finalize().to_le_bytes())?;
+    }
+    let file = out.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    drop(file);
+    fs::rename(&temporary, path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Reads the checkpoint at `path` for `kind`'s tables: `Ok(None)` when
+/// there is none yet.
+///
+/// # Errors
+/// A checkpoint of other tables, or one that is damaged or truncated.
+pub fn load(path: &Path, kind: Kind, shape: &Shape) -> Result<Option<Saved<Vec<u64>>>, LayerError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(LayerError::Io(path.to_path_buf(), e)),
+    };
+    let bad =
+        |why: &str| LayerError::Corrupt(path.to_path_buf(), format!("reach checkpoint: {why}"));
+    let mut input = BufReader::new(file);
+    let line = |input: &mut BufReader<File>, what: &str| -> Result<Vec<String>, LayerError> {
+        let mut text = String::new();
+        match input.read_line(&mut text) {
+            Ok(0) | Err(_) => Err(bad(&format!("ends before its {what} line"))),
+            Ok(_) => Ok(text.split_whitespace().map(str::to_string).collect()),
+        }
+    };
+    let first = line(&mut input, "first")?.join(" ");
+    if first != heading(kind) {
+        return Err(LayerError::Foreign(
+            path.to_path_buf(),
+            format!(
+                "is not a reach checkpoint of these tables (its first line is {first:?}, expected {:?})",
+                heading(kind)
+            ),
+        ));
+    }
+    let number = |words: &[String], i: usize, what: &str| -> Result<u64, LayerError> {
+        words
+            .get(i)
+            .and_then(|w| w.parse().ok())
+            .ok_or_else(|| bad(&format!("bad {what} line")))
+    };
+    let words = line(&mut input, "total")?;
+    if words.first().map(String::as_str) != Some("total") {
+        return Err(bad("no total line"));
+    }
+    let total = u32::try_from(number(&words, 1, "total")?).map_err(|_| bad("bad total"))?;
+    let words = line(&mut input, "census")?;
+    if words.len() != 11 || words[0] != "census" {
+        return Err(bad("bad census line"));
+    }
+    let n: Vec<u64> = (1..11)
+        .map(|i| number(&words, i, "census"))
+        .collect::<Result<_, _>>()?;
+    let side = |o: usize| ReachCounts {
+        wins: n[o],
+        draws: n[o + 1],
+        losses: n[o + 2],
+        blocked: n[o + 3],
+    };
+    let census = Census {
+        sides: [side(0), side(4)],
+        finished: [n[8], n[9]],
+    };
+    let words = line(&mut input, "layers")?;
+    if words.first().map(String::as_str) != Some("layers") {
+        return Err(bad("no layers line"));
+    }
+    let count = number(&words, 1, "layers")?;
+    let mut layers = Vec::new();
+    for _ in 0..count {
+        let words = line(&mut input, "layer")?;
+        if words.first().map(String::as_str) != Some("layer") {
+            return Err(bad("bad layer line"));
+        }
+        let (black, white) = (number(&words, 1, "layer")?, number(&words, 2, "layer")?);
+        let (black, white) = (
+            u32::try_from(black).map_err(|_| bad("bad layer line"))?,
+            u32::try_from(white).map_err(|_| bad("bad layer line"))?,
+        );
+        let range = shape.min_progress()..=shape.max_progress();
+        if !range.contains(&black) || !range.contains(&white) {
+            return Err(bad(&format!("no layer {black}-{white} on this board")));
+        }
+        let words_a_map = number(&words, 3, "layer")?;
+        if words_a_map != shape.layer(black, white).slots.div_ceil(64) {
+            return Err(bad(&format!("layer {black}-{white} has the wrong size")));
+        }
+        let mut crc = crc32fast::Hasher::new();
+        let mut read_map = |input: &mut BufReader<File>| -> Result<Vec<u64>, LayerError> {
+            let mut map: Vec<u64> = bytemuck::zeroed_vec(words_a_map as usize);
+            input
+                .read_exact(bytemuck::cast_slice_mut(&mut map))
+                .map_err(|_| bad("truncated"))?;
+            crc.update(bytemuck::cast_slice(&map));
+            Ok(map)
+        };
+        let maps = [read_map(&mut input)?, read_map(&mut input)?];
+        let mut stored = [0u8; 4];
+        input
+            .read_exact(&mut stored)
+            .map_err(|_| bad("truncated"))?;
+        if u32::from_le_bytes(stored) != crc.finalize() {
+            return Err(LayerError::Checksum(path.to_path_buf()));
+        }
+        layers.push((black, white, maps));
+    }
+    let mut rest = [0u8; 1];
+    if input.read(&mut rest).map_err(|_| bad("unreadable"))? != 0 {
+        return Err(bad("bytes after the last layer"));
+    }
+    Ok(Some(Saved {
+        total,
+        census,
+        layers,
+    }))
+}
