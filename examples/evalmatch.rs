@@ -1,6 +1,6 @@
 //! Plays two evaluation functions against each other in-process, at a
 //! fixed node budget per move, from random openings with colours swapped.
-//! This is how the default `Evaluation` was chosen (see README).
+//! This is how `race` was chosen over `textbook` (see README).
 //!
 //! ```text
 //! cargo run --release --example evalmatch -- [size] [games] [nodes] [rules] [first] [second]

@@ -213,7 +213,7 @@ impl Family {
 }
 
 /// The family `src/wdl.rs` uses (with `a = 0` on 3 x 3).
-const ENGINE_FAMILY: Family = Family::Phase(2);
+const ENGINE_FAMILY: Family = Family::Blocking;
 
 /// Where the truth comes from: solved tables.
 struct Oracle(Arc<Layered>);
@@ -363,31 +363,40 @@ fn log_loss(samples: &[&Sample], curve: Curve) -> f64 {
 /// grid, then finer ones around the best point.
 fn fit(samples: &[&Sample], family: Family) -> (f64, f64) {
     let draws = samples.iter().any(|s| s.truth == Truth::Draw);
-    // A few hundred evaluation units over the typical scale bound the search.
-    let typical = samples.iter().map(|s| family.scales(s).1).sum::<f64>() / samples.len() as f64;
-    let top = 800.0 / typical;
-    let mut best = (0.0, top / 10.0);
+    // A few hundred evaluation units over each constant's typical scale
+    // bound the search (`a` and `b` have scales of their own: a share of
+    // the race is at most 1, a count of moves is many).
+    let typical = |part: fn((f64, f64)) -> f64| {
+        let sum: f64 = samples.iter().map(|s| part(family.scales(s))).sum();
+        (sum / samples.len() as f64).max(1e-9)
+    };
+    let (top_a, top_b) = (800.0 / typical(|x| x.0), 800.0 / typical(|x| x.1));
+    let mut best = (0.0, top_b / 10.0);
     let mut best_loss = f64::INFINITY;
-    let (mut a_range, mut b_range) = ((0.0, if draws { top } else { 0.0 }), (top / 400.0, top));
-    for step in [top / 50.0, top / 500.0, top / 5000.0] {
+    let (mut a_range, mut b_range) = (
+        (0.0, if draws { top_a } else { 0.0 }),
+        (top_b / 400.0, top_b),
+    );
+    for fraction in [1.0 / 50.0, 1.0 / 500.0, 1.0 / 5000.0] {
+        let (step_a, step_b) = (top_a * fraction, top_b * fraction);
         let mut a = a_range.0;
-        while a <= a_range.1 + step / 2.0 {
+        while a <= a_range.1 + step_a / 2.0 {
             let mut b = b_range.0;
-            while b <= b_range.1 + step / 2.0 {
+            while b <= b_range.1 + step_b / 2.0 {
                 let loss = log_loss(samples, &|s| family.curve((a, b), s));
                 if loss < best_loss {
                     best_loss = loss;
                     best = (a, b);
                 }
-                b += step;
+                b += step_b;
             }
-            a += step;
+            a += step_a;
         }
         a_range = (
-            (best.0 - step).max(0.0),
-            if draws { best.0 + step } else { 0.0 },
+            (best.0 - step_a).max(0.0),
+            if draws { best.0 + step_a } else { 0.0 },
         );
-        b_range = ((best.1 - step).max(step / 10.0), best.1 + step);
+        b_range = ((best.1 - step_b).max(step_b / 10.0), best.1 + step_b);
     }
     best
 }

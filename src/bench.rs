@@ -10,7 +10,7 @@ use crate::notation::parse_position;
 use crate::search::{Limits, Request, Settings, Signals, TableUse, Tables, search};
 
 /// Depth used when `bench` is given none.
-pub const DEFAULT_DEPTH: u32 = 16;
+pub const DEFAULT_DEPTH: u32 = 13;
 
 /// The deepest bench accepted: the search's own depth limit.
 pub const MAX_DEPTH: u32 = crate::search::MAX_DEPTH as u32;

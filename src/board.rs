@@ -355,11 +355,14 @@ impl fmt::Display for Outcome {
 
 /// Bitboard masks for one board size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Masks {
-    board: u64,
-    first_file: u64,
-    last_file: u64,
-    last_rank: u64,
+pub struct Masks {
+    /// Every square of the board.
+    pub board: u64,
+    pub first_file: u64,
+    /// Black's exit line.
+    pub last_file: u64,
+    /// White's exit line.
+    pub last_rank: u64,
 }
 
 const fn masks(size: usize) -> Masks {
@@ -458,6 +461,11 @@ impl Position {
 
     pub fn side_to_move(&self) -> Color {
         self.side
+    }
+
+    /// The bitboard masks of this position's board size.
+    pub fn masks(&self) -> Masks {
+        MASKS[self.size()]
     }
 
     /// The bitboard of `color`'s cars.

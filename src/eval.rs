@@ -2,7 +2,7 @@
 //! (positive is good for White), as the course material states them; the
 //! search negates for Black with [`evaluate_for_side_to_move`].
 //!
-//! Two functions are offered through the `Evaluation` option:
+//! Three functions are offered through the `Evaluation` option:
 //!
 //! - [`Evaluation::Textbook`]: the course material's function, exact on
 //!   3 x 3 (its weights and worked examples) and generalised to n x n by
@@ -11,13 +11,13 @@
 //!   a Black car adds +40, two files east +30; a Black car directly north of
 //!   a White car adds -40, two ranks north -30. A car that has left the
 //!   board is worth nothing, as in the course material.
-//! - [`Evaluation::Race`] (the default): counts the moves each side still
+//! - [`Evaluation::Race`]: counts the moves each side still
 //!   needs to drive every car off, plus the cost of cars whose road ahead
 //!   is blocked by an opponent's car and a small bonus for the side to
 //!   move. Driving a car off is always progress here, whereas the textbook
 //!   function scores an exit as a loss of the car's square value.
-//! - [`Evaluation::Learned`]: board-size-independent features weighted by
-//!   a fit to solved results ([`learned`]).
+//! - [`Evaluation::Learned`] (the default): board-size-independent
+//!   features weighted by a fit to solved results ([`learned`]).
 
 pub mod learned;
 mod weights;
@@ -30,9 +30,9 @@ pub enum Evaluation {
     /// The course material's function (see the module docs).
     Textbook,
     /// Moves-to-go race with blocking penalties (see the module docs).
-    #[default]
     Race,
     /// Features weighted by a fit to solved results (see [`learned`]).
+    #[default]
     Learned,
 }
 

@@ -20,7 +20,7 @@ pub mod defaults {
     pub const HASH_MB: usize = TranspositionTable::DEFAULT_MB;
     pub const BOARD_SIZE: usize = 3;
     pub const RULES: Rules = Rules::Textbook;
-    pub const EVALUATION: Evaluation = Evaluation::Race;
+    pub const EVALUATION: Evaluation = Evaluation::Learned;
     pub const MOVE_OVERHEAD_MS: u64 = 10;
     pub const PONDER: bool = false;
     pub const MULTIPV: usize = 1;
@@ -607,6 +607,7 @@ mod tests {
             }
         }
         assert_eq!(options, before);
+        assert_eq!(defaults::EVALUATION, Evaluation::default());
     }
 
     #[test]
@@ -618,7 +619,7 @@ mod tests {
                 "option name Clear Hash type button",
                 "option name BoardSize type spin default 3 min 3 max 8",
                 "option name Rules type combo default textbook var textbook var classic",
-                "option name Evaluation type combo default race var race var textbook var learned",
+                "option name Evaluation type combo default learned var race var textbook var learned",
                 "option name Move Overhead type spin default 10 min 0 max 5000",
                 "option name Ponder type check default false",
                 "option name MultiPV type spin default 1 min 1 max 21",

@@ -15,8 +15,9 @@
 //!
 //! where `s` is the score in evaluation units, `a` (>= 0) is how far ahead
 //! a side must be before a win is as likely as not, and `b` how quickly the
-//! chances change with the score. Both depend on how far the race has to
-//! go ([`curve`]); their constants were fitted, by maximum likelihood, to
+//! chances change with the score. `a` grows with the cars both sides
+//! still have, `b` with how far the race has to go ([`curve`]); their
+//! constants were fitted, by maximum likelihood, to
 //! the true results of positions whose values the solved 4 x 4 and 5 x 5
 //! tables know, against the score a search gives them. `examples/fitwdl.rs`
 //! does the fitting and prints the constants below; the README says how
@@ -46,18 +47,18 @@ pub struct Wdl {
     pub loss: u32,
 }
 
-/// The curve's constants: `a = A * phase^2` and `b = B * sqrt(race)`,
-/// where `race` is the number of moves both sides still need to drive
-/// their cars off (on an empty road) and `phase` is `race` over its value
-/// at the start, `2n(n - 1)` on an n x n board. Draws come from cars
-/// holding each other up, which takes many cars early in the race: late
-/// in the race a small lead decides, early a lead must be large, and a long
-/// race is less certain than a short one. 3 x 3 has no drawn position, so
-/// there `a` is 0. Fitted on 4 x 4 and 5 x 5 (see the module docs).
-/// `A` is in evaluation units; `B` in evaluation units per square root of
-/// a move.
-const A: f64 = 161.2;
-const B: f64 = 8.03;
+/// The curve's constants: `a = A * black * white` and `b = B * sqrt(race)`,
+/// where `black` and `white` are the cars each side still has on the
+/// board and `race` is the number of moves both sides still need to drive
+/// their cars off (on an empty road). Draws come from cars holding each
+/// other up, which takes cars of both sides: with many of them a lead must
+/// be large to win, with few a small one decides, and a long race is less
+/// certain than a short one. 3 x 3 has no drawn position, so there `a` is
+/// 0. Fitted on 4 x 4 and 5 x 5 with the default evaluation, `learned` (see
+/// the module docs). `A` is in evaluation units per pair of cars; `B` in
+/// evaluation units per square root of a move.
+const A: f64 = 15.98;
+const B: f64 = 14.31;
 
 impl Wdl {
     pub const WIN: Wdl = Wdl {
@@ -123,12 +124,11 @@ pub fn curve(position: &Position) -> (f64, f64) {
     let race = moves_to_go(position, Color::Black) + moves_to_go(position, Color::White);
     // At least one move each: the game is not over.
     let race = f64::from(race.max(2));
-    let n = position.size() as f64;
-    let phase = race / (2.0 * n * (n - 1.0));
     let a = if position.size() == 3 {
         0.0
     } else {
-        A * phase * phase
+        let cars = |color| f64::from(position.cars(color).count_ones());
+        A * cars(Color::Black) * cars(Color::White)
     };
     (a, B * race.sqrt())
 }

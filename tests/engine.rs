@@ -917,7 +917,7 @@ fn is_bench_summary(line: &str) -> bool {
 #[test]
 fn bench_node_counts_agree_between_protocol_and_shell() {
     let _cpu = shared();
-    for depth in [6, 12] {
+    for depth in [6, 10] {
         let shell: Vec<u64> = (0..2)
             .map(|_| {
                 let (status, text) = run_cli(&["bench", &depth.to_string()], LONG);

@@ -2,6 +2,7 @@
 
 use crate::common::shared;
 use dodgem::board::Rules;
+use dodgem::eval::Evaluation;
 use dodgem::notation::{format_move, parse_position};
 use dodgem::search::{Limits, Request, Score, SearchResult, Settings, Signals, Tables, search};
 use dodgem::solver::Dtz;
@@ -9,6 +10,17 @@ use dodgem::tablebase;
 use dodgem::{Position, search::Info};
 
 fn run(position: &str, rules: Rules, limits: Limits, multipv: usize) -> (SearchResult, Vec<Info>) {
+    run_with(position, rules, limits, multipv, Evaluation::default())
+}
+
+/// As [`run`], with the given evaluation.
+fn run_with(
+    position: &str,
+    rules: Rules,
+    limits: Limits,
+    multipv: usize,
+    evaluation: Evaluation,
+) -> (SearchResult, Vec<Info>) {
     let request = Request {
         position: parse_position(position).unwrap(),
         history: Vec::new(),
@@ -16,6 +28,7 @@ fn run(position: &str, rules: Rules, limits: Limits, multipv: usize) -> (SearchR
         settings: Settings {
             rules,
             multipv,
+            evaluation,
             ..Settings::default()
         },
         tablebase: Default::default(),
@@ -218,10 +231,10 @@ fn a_third_occurrence_is_a_draw_and_saves_a_lost_game() {
 #[test]
 fn an_iteration_cut_short_does_not_play_a_move_it_proved_lost() {
     let _cpu = shared();
-    // A draw; a2b2 loses. Up to depth 5 the search prefers a2b2; the
-    // depth 6 iteration, cut short by the node limit, proves a2b2 lost
-    // before it reaches another move. Playing the cut iteration's first
-    // move then threw the draw away.
+    // A draw; a2b2 loses. Up to depth 5 the search with `Evaluation race`
+    // prefers a2b2; the depth 6 iteration, cut short by the node limit,
+    // proves a2b2 lost before it reaches another move. Playing the cut
+    // iteration's first move then threw the draw away.
     let position = "1B2/WB1W/B3/1W2 b";
     let root = parse_position(position).unwrap();
     let table = tablebase::builtin(4, Rules::Textbook).unwrap();
@@ -240,7 +253,7 @@ fn an_iteration_cut_short_does_not_play_a_move_it_proved_lost() {
             nodes: Some(nodes),
             ..Limits::default()
         };
-        let (outcome, infos) = run(position, Rules::Textbook, limits, 1);
+        let (outcome, infos) = run_with(position, Rules::Textbook, limits, 1, Evaluation::Race);
         let last = infos.last().unwrap();
         assert_eq!(
             format_move(last.pv.first().copied()),

@@ -13,7 +13,7 @@
 //! and for either colour. The fitted function predicts the result for the
 //! side to move; its value, in evaluation units, is what the search uses.
 
-use crate::board::{Color, Position, file_of, rank_of};
+use crate::board::{Color, Masks, Position, RANK_STRIDE, file_of, rank_of};
 
 use super::weights;
 
@@ -119,38 +119,37 @@ impl Side {
     }
 }
 
-/// Board occupancy by (file, rank), for both colours.
+/// The board as bitboards, for both colours.
 struct Board {
     size: i32,
+    masks: Masks,
     black: u64,
     white: u64,
 }
 
 impl Board {
-    /// Which colour stands on (`file`, `rank`), if any (none off the board).
-    fn at(&self, file: i32, rank: i32) -> Option<Color> {
-        if file < 0 || rank < 0 || file >= self.size || rank >= self.size {
-            return None;
-        }
-        let bit = 1u64 << (rank * 8 + file);
-        if self.black & bit != 0 {
-            Some(Color::Black)
-        } else if self.white & bit != 0 {
-            Some(Color::White)
-        } else {
-            None
+    /// `color`'s cars and the other side's.
+    fn cars(&self, color: Color) -> (u64, u64) {
+        match color {
+            Color::Black => (self.black, self.white),
+            Color::White => (self.white, self.black),
         }
     }
 
-    /// What stands `steps` ahead of `car` of `color` (in its own frame:
-    /// `across` squares to the side, positive north for Black, east for
-    /// White).
-    fn ahead(&self, color: Color, car: Car, steps: i32, across: i32) -> Option<Color> {
-        let (progress, lane) = (car.progress + steps, car.lane + across);
-        match color {
-            Color::Black => self.at(progress, lane),
-            Color::White => self.at(lane, progress),
+    /// The square `ahead` steps ahead of `car` of `color` and `across`
+    /// lanes to the side (positive north for Black, east for White), if it
+    /// is on the board.
+    fn square(&self, color: Color, car: Car, ahead: i32, across: i32) -> Option<u32> {
+        let (progress, lane) = (car.progress + ahead, car.lane + across);
+        let n = self.size;
+        if !(0..n).contains(&progress) || !(0..n).contains(&lane) {
+            return None;
         }
+        let (file, rank) = match color {
+            Color::Black => (progress, lane),
+            Color::White => (lane, progress),
+        };
+        Some((rank * RANK_STRIDE as i32 + file) as u32)
     }
 }
 
@@ -158,18 +157,18 @@ impl Board {
 /// number below [`PATTERNS`].
 fn pattern(board: &Board, color: Color, car: Car) -> usize {
     let n = board.size;
+    let (own, other) = board.cars(color);
     let mut index = 0;
     for (ahead, across) in PATTERN_SQUARES {
         let lane = car.lane + across;
         let state = if !(0..n).contains(&lane) {
             3
-        } else if car.progress + ahead >= n {
-            0
         } else {
-            match board.ahead(color, car, ahead, across) {
-                None => 0,
-                Some(c) if c == color => 1,
-                Some(_) => 2,
+            // Past the exit counts as empty.
+            match board.square(color, car, ahead, across) {
+                Some(sq) if own >> sq & 1 != 0 => 1,
+                Some(sq) if other >> sq & 1 != 0 => 2,
+                _ => 0,
             }
         };
         index = index * SQUARE_STATES + state;
@@ -197,48 +196,59 @@ impl Patterns {
     }
 }
 
+/// Squares of file a (the lowest bit of every rank).
+const FIRST_FILE: u64 = 0x0101_0101_0101_0101;
+
 /// The features of `color`'s side, against the other side, into `out`.
-fn side_features(board: &Board, color: Color, us: &Side, them: &Side, out: &mut [i32]) {
+fn side_features(board: &Board, color: Color, out: &mut [i32]) {
     let n = board.size;
-    let other = color.other();
+    let masks = board.masks;
+    let (own, other) = board.cars(color);
+    let occupied = own | other;
+    let empty = masks.board & !occupied;
+    // A step ahead, the exit line, and the squares one step from it, in
+    // `color`'s own frame; then the sideways moves (north and south for
+    // Black, east and west for White).
+    let (step, exit, sideways) = match color {
+        Color::Black => (
+            1,
+            masks.last_file,
+            (own & (empty >> RANK_STRIDE)).count_ones()
+                + (own & (empty << RANK_STRIDE)).count_ones(),
+        ),
+        Color::White => (
+            RANK_STRIDE,
+            masks.last_rank,
+            (own & !masks.last_file & (empty >> 1)).count_ones()
+                + (own & !masks.first_file & (empty << 1)).count_ones(),
+        ),
+    };
+    let near_exit = exit | exit >> step;
+    // Cars not on the exit line have their square ahead on the board.
+    let inside = own & !exit;
     let mut f = [0i32; SIDE_FEATURES.len()];
-    f[1] = us.count as i32;
-    for &car in us.cars() {
-        f[0] += n - car.progress;
-        let next = board.ahead(color, car, 1, 0);
-        let exits = car.progress == n - 1;
-        f[2] += i32::from(!exits && next == Some(other));
-        f[3] += i32::from(car.progress + 2 < n && board.ahead(color, car, 2, 0) == Some(other));
-        f[5] += i32::from(!exits && next == Some(color));
-        f[6] += i32::from(exits);
-        let forward = exits || next.is_none();
-        f[8] += i32::from(forward);
-        // Sideways: north and south for Black, east and west for White.
-        let side_moves = [-1, 1]
-            .iter()
-            .filter(|&&d| {
-                let lane = car.lane + d;
-                (0..n).contains(&lane) && board.ahead(color, car, 0, d).is_none()
-            })
-            .count() as i32;
-        f[7] += i32::from(forward) + side_moves;
-        let mut blockers = 0;
-        let mut anything = false;
-        for other_car in them.cars() {
-            // The other side's car stands in our lane, ahead of us, in our
-            // frame: its lane coordinate is our progress coordinate.
-            if other_car.lane > car.progress && other_car.progress == car.lane {
-                blockers += 1;
-                anything = true;
-            }
-        }
-        for own in us.cars() {
-            if own.lane == car.lane && own.progress > car.progress {
-                anything = true;
-            }
-        }
-        f[4] += blockers;
-        f[9] += i32::from(!anything);
+    f[1] = own.count_ones() as i32;
+    f[2] = (inside & (other >> step)).count_ones() as i32;
+    f[3] = (own & !near_exit & (other >> (2 * step))).count_ones() as i32;
+    f[5] = (inside & (own >> step)).count_ones() as i32;
+    f[6] = (own & exit).count_ones() as i32;
+    f[8] = f[6] + (inside & (empty >> step)).count_ones() as i32;
+    f[7] = f[8] + sideways as i32;
+    let mut bits = own;
+    while bits != 0 {
+        let sq = bits.trailing_zeros();
+        bits &= bits - 1;
+        let (file, rank) = (file_of(sq as u8) as i32, rank_of(sq as u8) as i32);
+        // The car's lane ahead of it, to the edge of the board.
+        let (progress, lane) = match color {
+            Color::Black => (file, 0xFF << (rank * RANK_STRIDE as i32)),
+            Color::White => (rank, FIRST_FILE << file),
+        };
+        let ahead = lane & (u64::MAX << sq << 1);
+        f[0] += n - progress;
+        // The other side's cars standing in our lane ahead of us.
+        f[4] += (other & ahead).count_ones() as i32;
+        f[9] += i32::from(occupied & ahead == 0);
     }
     out.copy_from_slice(&f);
 }
@@ -253,6 +263,7 @@ pub fn features(position: &Position) -> [i32; FEATURES] {
 pub fn analyse(position: &Position) -> ([i32; FEATURES], Patterns) {
     let board = Board {
         size: position.size() as i32,
+        masks: position.masks(),
         black: position.cars(Color::Black),
         white: position.cars(Color::White),
     };
@@ -261,8 +272,8 @@ pub fn analyse(position: &Position) -> ([i32; FEATURES], Patterns) {
     let them = Side::new(position, mover.other());
     let mut out = [0i32; FEATURES];
     let n = SIDE_FEATURES.len();
-    side_features(&board, mover, &us, &them, &mut out[..n]);
-    side_features(&board, mover.other(), &them, &us, &mut out[n..2 * n]);
+    side_features(&board, mover, &mut out[..n]);
+    side_features(&board, mover.other(), &mut out[n..2 * n]);
     let joint = &mut out[2 * n..];
     // A car of ours at (progress p, lane l) and one of theirs at (P, L) in
     // their frame: in ours, theirs stands at progress L, lane P and drives
