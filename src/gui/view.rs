@@ -20,7 +20,8 @@ use crate::referee::record::{GameResult as RecordResult, Termination};
 
 /// A score `s` (evaluation units, side to move) counts as an expected
 /// result of `1 / (1 + e^(-s / SCORE_SCALE))` where the engine gives no
-/// win/draw/loss figures (a car's move, about 30 units, is worth 62%).
+/// win/draw/loss figures (a guess: what a score means depends on the
+/// engine and its evaluation; this engine gives its chances).
 const SCORE_SCALE: f64 = 60.0;
 
 /// This server's run, so the page can tell a restarted server (whose
@@ -615,14 +616,24 @@ pub(crate) fn score_words(info: &Info, side: Color) -> String {
             format!("{winner} wins (solved tables)")
         }
         Some(Score::Cp(cp)) => {
-            // The side ahead, and by how many of a car's moves (about 30).
-            let ahead = if cp > 0 { name } else { other };
-            let by = format!("by {:.1} moves", cp.abs() as f64 / 30.0);
-            match cp.abs() {
-                0..=14 => format!("about even ({ahead} {by})"),
-                15..=59 => format!("{ahead} is slightly better ({by})"),
-                60..=149 => format!("{ahead} is better ({by})"),
-                _ => format!("{ahead} is much better ({by})"),
+            // How far the expected result leans to one side: the engine's
+            // own win/draw/loss chances where it gives them (the meaning
+            // of a score depends on the evaluation), else the score.
+            let lean = expected(info).map_or(0.0, |e| e - 0.5);
+            let ahead = if lean > 0.0 || (lean == 0.0 && cp > 0) {
+                name
+            } else {
+                other
+            };
+            let lean = lean.abs();
+            if lean < 0.05 {
+                format!("about even (score {cp})")
+            } else if lean < 0.15 {
+                format!("{ahead} is slightly better (score {cp})")
+            } else if lean < 0.3 {
+                format!("{ahead} is better (score {cp})")
+            } else {
+                format!("{ahead} is much better (score {cp})")
             }
         }
         None => "no score yet".to_string(),
@@ -828,12 +839,17 @@ mod tests {
     fn scores_in_words() {
         let words = |line: &str, side| score_words(&parse_info(line).unwrap(), side);
         assert_eq!(
-            words("info depth 3 score cp 45", Color::Black),
-            "Black is slightly better (by 1.5 moves) at depth 3"
+            words("info depth 3 score cp 20", Color::Black),
+            "Black is slightly better (score 20) at depth 3"
         );
         assert_eq!(
             words("info score cp -200 wdl 50 100 850", Color::White),
-            "Black is much better (by 6.7 moves); win 5%, draw 10%, loss 85%"
+            "Black is much better (score -200); win 5%, draw 10%, loss 85%"
+        );
+        // The chances decide, not the size of the score.
+        assert_eq!(
+            words("info score cp 300 wdl 100 800 100", Color::White),
+            "about even (score 300); win 10%, draw 80%, loss 10%"
         );
         assert_eq!(
             words("info score mate 1", Color::White),
@@ -845,7 +861,7 @@ mod tests {
         );
         assert_eq!(
             words("info score cp 3", Color::White),
-            "about even (White by 0.1 moves)"
+            "about even (score 3)"
         );
     }
 
