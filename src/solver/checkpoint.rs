@@ -9,13 +9,13 @@
 //! (64-bit words) and a CRC-32 of them. It is written to a temporary file, synced
 //! and renamed, so a stop while saving leaves the previous one whole.
 
-use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 use super::layers::Shape;
 use super::reach::{Census, ReachCounts};
-use super::store::{Kind, LayerError};
+use super::store::{Kind, LayerError, write_durably_with};
 
 /// What a checkpoint holds: the walk stopped before closing `total`.
 pub struct Saved<M> {
@@ -51,30 +51,23 @@ fn counts_line(census: &Census) -> String {
 /// # Errors
 /// Any I/O error (the previous checkpoint, if any, is then untouched).
 pub fn save(path: &Path, kind: Kind, saved: &Saved<&[u64]>) -> io::Result<()> {
-    let temporary = path.with_extension("tmp");
-    let mut out = BufWriter::new(File::create(&temporary)?);
-    writeln!(out, "{}", heading(kind))?;
-    writeln!(out, "total {}", saved.total)?;
-    writeln!(out, "{}", counts_line(&saved.census))?;
-    writeln!(out, "layers {}", saved.layers.len())?;
-    for (black, white, bits) in &saved.layers {
-        writeln!(out, "layer {black} {white} {}", bits[0].len())?;
-        let mut crc = crc32fast::Hasher::new();
-        for map in bits {
-            let bytes: &[u8] = bytemuck::cast_slice(map);
-            crc.update(bytes);
-            out.write_all(bytes)?;
+    write_durably_with(path, |out| {
+        writeln!(out, "{}", heading(kind))?;
+        writeln!(out, "total {}", saved.total)?;
+        writeln!(out, "{}", counts_line(&saved.census))?;
+        writeln!(out, "layers {}", saved.layers.len())?;
+        for (black, white, bits) in &saved.layers {
+            writeln!(out, "layer {black} {white} {}", bits[0].len())?;
+            let mut crc = crc32fast::Hasher::new();
+            for map in bits {
+                let bytes: &[u8] = bytemuck::cast_slice(map);
+                crc.update(bytes);
+                out.write_all(bytes)?;
+            }
+            out.write_all(&crc.finalize().to_le_bytes())?;
         }
-        out.write_all(&crc.finalize().to_le_bytes())?;
-    }
-    let file = out.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    drop(file);
-    fs::rename(&temporary, path)?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        File::open(dir)?.sync_all()?;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Reads the checkpoint at `path` for `kind`'s tables: `Ok(None)` when

@@ -537,10 +537,10 @@ fn parse_journal_line(line: &str) -> Option<(String, JournalEntry)> {
     ))
 }
 
-/// Checks one layer against its successors' stored values.
 /// White sets a unit of [`Checker::run`]'s work covers.
 const WHITE_SETS_A_UNIT: usize = 128;
 
+/// Checks one layer against its successors' stored values.
 struct Checker<'a> {
     shape: &'a Shape,
     rules: Rules,

@@ -30,7 +30,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -434,13 +434,24 @@ pub fn read_kind(dir: &Path) -> Result<Kind, LayerError> {
 /// Writes `bytes` to `path` through a temporary file, synced and renamed,
 /// so `path` is either absent or complete.
 fn write_durably(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_durably_with(path, |out| out.write_all(bytes))
+}
+
+/// Like [`write_durably`], with what goes into the file written by
+/// `write` through a buffer (for files too large to build in memory
+/// first).
+pub(super) fn write_durably_with(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
     let temporary = path.with_extension("tmp");
-    let mut file = File::create(&temporary)?;
-    file.write_all(bytes)?;
+    let mut out = BufWriter::new(File::create(&temporary)?);
+    write(&mut out)?;
+    let file = out.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
     drop(file);
     fs::rename(&temporary, path)?;
-    if let Some(dir) = path.parent() {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         File::open(dir)?.sync_all()?;
     }
     Ok(())
