@@ -20,10 +20,17 @@
 //! entry carries the table's clear count (its epoch) from when it was
 //! stored, and [`TranspositionTable::clear`] counts one up, which empties
 //! every entry of an earlier epoch at once. Only when the count wraps is
-//! the memory itself cleared (a big table by swapping in a fresh one and
-//! freeing the old on a thread of its own). No memory is given back or
-//! faulted in by a clear, so the search that follows `ucinewgame` runs at
-//! full speed and `stop` never waits for a clear.
+//! the memory itself cleared, by swapping in a fresh table. No memory is
+//! given back or faulted in by a clear, so the search that follows
+//! `ucinewgame` runs at full speed and `stop` never waits for a clear.
+//!
+//! The memory of a table replaced (by that swap, or by a new `Hash` size)
+//! is not freed at once: giving back gigabytes of touched pages keeps a
+//! processor busy for a good part of a second, and the process's
+//! memory map locked in turns. The table keeps it, and the search thread
+//! gives it back a slice at a time while it has nothing else to do
+//! ([`TranspositionTable::give_back_slice`]), so that this never competes
+//! with a search or a reply.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -104,11 +111,9 @@ const GENERATIONS: u8 = 64;
 /// depth.
 const AGE_PLIES: i32 = 8;
 const BYTES_PER_CLUSTER: usize = CLUSTER_WORDS * std::mem::size_of::<u64>();
-/// Tables up to this size are cleared in place; larger ones are replaced
-/// (see the module documentation).
-const CLEAR_IN_PLACE_BYTES: usize = 64 << 20;
-/// How much memory a table being freed gives back at a time: the system
-/// takes well under a millisecond for 2 MiB of touched pages.
+/// How much memory of a replaced table is given back at a time: the
+/// system takes well under a millisecond for 2 MiB of touched pages, so a
+/// job that arrives meanwhile waits no longer than that.
 const FREE_SLICE_BYTES: usize = 2 << 20;
 
 /// A fixed-size transposition table (size set in MiB by the `Hash` option).
@@ -120,6 +125,11 @@ pub struct TranspositionTable {
     /// How many times the table was cleared since its memory was last
     /// zeroed: only entries stored in this epoch are in the table.
     epoch: u16,
+    /// The memory of the table this one replaced, until it is given back.
+    /// At most one is kept: when another is replaced, what is left of the
+    /// one before is given back at once, so however fast tables are
+    /// replaced, no more than two are in memory.
+    retired: Option<Vec<AtomicU64>>,
 }
 
 /// `count` zeroed clusters, or `None` when the memory cannot be had. The
@@ -127,33 +137,6 @@ pub struct TranspositionTable {
 fn zeroed(count: usize) -> Option<Box<[AtomicU64]>> {
     let words = count.checked_mul(CLUSTER_WORDS)?;
     bytemuck::allocation::try_zeroed_slice_box(words).ok()
-}
-
-/// Frees `words` on a thread of its own (freeing gigabytes takes a
-/// while); inline if no thread can be had.
-fn free_in_background(words: Box<[AtomicU64]>) {
-    if words.len() * std::mem::size_of::<u64>() <= CLEAR_IN_PLACE_BYTES {
-        return;
-    }
-    let mut words = words.into_vec();
-    let _ = std::thread::Builder::new()
-        .name("free hash".into())
-        .spawn(move || {
-            // From the end, a slice at a time (shrinking a large allocation
-            // unmaps its tail), giving the processor up after each. This
-            // thread has the search's and the protocol thread's priority,
-            // and a kernel without preemption leaves the processor to a
-            // thread that unmaps until the unmap is done: with big slices
-            // the search and the replies waited milliseconds behind it.
-            // Now they wait for one slice at most, and the memory-map lock
-            // an unmap takes is held briefly each time.
-            let slice = FREE_SLICE_BYTES / std::mem::size_of::<u64>();
-            while words.len() > slice {
-                words.truncate(words.len() - slice);
-                words.shrink_to_fit();
-                std::thread::yield_now();
-            }
-        });
 }
 
 /// Converts a score relative to the root into one relative to the node
@@ -206,6 +189,7 @@ impl TranspositionTable {
             words,
             generation: 0,
             epoch: 0,
+            retired: None,
         })
     }
 
@@ -232,32 +216,46 @@ impl TranspositionTable {
         self.generation = 0;
     }
 
-    /// Sets every word to zero.
+    /// Sets every word to zero: swaps in fresh memory (retiring the old),
+    /// or if none can be had, clears the words in place.
     fn zero(&mut self) {
-        if self.words.len() * std::mem::size_of::<u64>() <= CLEAR_IN_PLACE_BYTES {
-            for word in self.words.iter_mut() {
-                *word.get_mut() = 0;
+        match zeroed(self.clusters()) {
+            Some(words) => {
+                let old = std::mem::replace(&mut self.words, words);
+                self.retired = Some(old.into_vec());
             }
-        } else {
-            let count = self.clusters();
-            // The same size was had before, and the old memory is given
-            // back as the new is touched; fall back to clearing in place.
-            match zeroed(count) {
-                Some(words) => free_in_background(std::mem::replace(&mut self.words, words)),
-                None => {
-                    for word in self.words.iter_mut() {
-                        *word.get_mut() = 0;
-                    }
+            None => {
+                for word in self.words.iter_mut() {
+                    *word.get_mut() = 0;
                 }
             }
         }
     }
 
-    /// Replaces this table with `other`, freeing this one's memory in the
-    /// background.
+    /// Replaces this table with `other`, which keeps this one's memory
+    /// until it is given back ([`TranspositionTable::give_back_slice`]).
     pub fn replace_with(&mut self, other: TranspositionTable) {
         let old = std::mem::replace(self, other);
-        free_in_background(old.words);
+        self.retired = Some(old.words.into_vec());
+        // What `old` still kept is given back here, at once.
+    }
+
+    /// Gives back one slice of the memory of the table this one replaced,
+    /// from the end (shrinking a large allocation unmaps its tail); whether
+    /// any is left to give back.
+    pub fn give_back_slice(&mut self) -> bool {
+        let slice = FREE_SLICE_BYTES / std::mem::size_of::<u64>();
+        match &mut self.retired {
+            Some(words) if words.len() > slice => {
+                words.truncate(words.len() - slice);
+                words.shrink_to_fit();
+                true
+            }
+            _ => {
+                self.retired = None;
+                false
+            }
+        }
     }
 
     /// Starts a new search: entries from older searches become cheaper to
@@ -438,7 +436,6 @@ mod tests {
     #[test]
     fn a_clear_empties_a_big_table_in_place() {
         let mut tt = TranspositionTable::new(128);
-        assert!(tt.size_mb() << 20 > CLEAR_IN_PLACE_BYTES);
         let memory = tt.words.as_ptr();
         let mv = Move::new(16, Direction::East);
         // Keys this small all fall in the first cluster.
@@ -478,6 +475,30 @@ mod tests {
         }
         tt.store(0xABCDEF, 0, None, 10, 5, Bound::Exact);
         assert_eq!(tt.probe(0xABCDEF, 0).unwrap().best_move, None);
+        // The zeroed memory was swapped in; the old waits to be given back.
+        assert!(tt.retired.is_some());
+        assert!(!tt.give_back_slice());
+    }
+
+    /// A table replaced by another is kept until given back, a slice at a
+    /// time, while the new table works; a table replaced before that one
+    /// is given back is given back at once.
+    #[test]
+    fn replaced_memory_is_given_back_a_slice_at_a_time() {
+        let kept = |tt: &TranspositionTable| tt.retired.as_ref().map(|words| words.len() * 8);
+        let mut tt = TranspositionTable::new(8);
+        tt.replace_with(TranspositionTable::new(4));
+        assert_eq!(kept(&tt), Some(8 << 20));
+        tt.replace_with(TranspositionTable::new(1));
+        assert_eq!((tt.size_mb(), kept(&tt)), (1, Some(4 << 20)));
+        let mv = Move::new(16, Direction::East);
+        tt.store(7, 0, Some(mv), 1, 1, Bound::Exact);
+        assert!(tt.give_back_slice());
+        assert_eq!(kept(&tt), Some(2 << 20));
+        assert!(!tt.give_back_slice());
+        assert_eq!(kept(&tt), None);
+        assert!(!tt.give_back_slice());
+        assert_eq!(tt.probe(7, 0).unwrap().best_move, Some(mv));
     }
 
     /// Threads storing and probing the same few clusters at once never

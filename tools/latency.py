@@ -15,7 +15,9 @@ command is written to the moment its answer is read. Scenarios:
   movetime  `go movetime 300`: the time to `bestmove`.
 
 Usage: tools/latency.py [--bin target/release/dodgem] [--trials 100]
-       [--fill-ms 50] SCENARIO...
+       [--fill-ms 50] [--idle-ms 0] SCENARIO...
+(--idle-ms: a pause after each trial of newgame, rules and hash, as
+between the moves of a game.)
 Prints median, 95th percentile and maximum in milliseconds.
 """
 
@@ -80,7 +82,7 @@ def fill(engine, fill_ms):
     engine.until("bestmove")
 
 
-def newgame(engine, trials, fill_ms, change):
+def newgame(engine, trials, fill_ms, change, idle_ms=0):
     engine.send("setoption name BoardSize value 6")
     engine.send("setoption name Hash value 4096")
     engine.sync()
@@ -93,10 +95,11 @@ def newgame(engine, trials, fill_ms, change):
         _, at = engine.until("bestmove")
         latencies.append(at - sent)
         engine.sync()
+        time.sleep(idle_ms / 1000)
     return latencies
 
 
-def stop(engine, trials, _fill_ms):
+def stop(engine, trials, _fill_ms, _idle_ms):
     engine.send("setoption name BoardSize value 6")
     engine.sync()
     latencies = []
@@ -109,7 +112,7 @@ def stop(engine, trials, _fill_ms):
     return latencies
 
 
-def isready(engine, trials, _fill_ms):
+def isready(engine, trials, _fill_ms, _idle_ms):
     engine.send("setoption name BoardSize value 6")
     engine.sync()
     engine.send("go infinite")
@@ -125,7 +128,7 @@ def isready(engine, trials, _fill_ms):
     return latencies
 
 
-def movetime(engine, trials, _fill_ms):
+def movetime(engine, trials, _fill_ms, _idle_ms):
     latencies = []
     for trial in range(trials):
         engine.send(f"setoption name BoardSize value {5 + trial % 2}")
@@ -138,12 +141,12 @@ def movetime(engine, trials, _fill_ms):
 
 
 SCENARIOS = {
-    "newgame": lambda e, n, f: newgame(e, n, f, lambda _: "ucinewgame"),
-    "rules": lambda e, n, f: newgame(
-        e, n, f, lambda t: "setoption name Rules value " + ("classic", "textbook")[t % 2]
+    "newgame": lambda e, n, f, i: newgame(e, n, f, lambda _: "ucinewgame", i),
+    "rules": lambda e, n, f, i: newgame(
+        e, n, f, lambda t: "setoption name Rules value " + ("classic", "textbook")[t % 2], i
     ),
-    "hash": lambda e, n, f: newgame(
-        e, n, f, lambda t: "setoption name Hash value " + ("4095", "4096")[t % 2]
+    "hash": lambda e, n, f, i: newgame(
+        e, n, f, lambda t: "setoption name Hash value " + ("4095", "4096")[t % 2], i
     ),
     "stop": stop,
     "isready": isready,
@@ -161,11 +164,12 @@ def main():
     parser.add_argument("--bin", default="target/release/dodgem")
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--fill-ms", type=int, default=50)
+    parser.add_argument("--idle-ms", type=int, default=0)
     parser.add_argument("scenarios", nargs="+", choices=sorted(SCENARIOS))
     args = parser.parse_args()
     for name in args.scenarios:
         engine = Engine(args.bin)
-        values = sorted(1000 * v for v in SCENARIOS[name](engine, args.trials, args.fill_ms))
+        values = sorted(1000 * v for v in SCENARIOS[name](engine, args.trials, args.fill_ms, args.idle_ms))
         engine.quit()
         print(
             f"{name:9} n={len(values)} median {percentile(values, 0.5):7.2f} ms"
