@@ -26,8 +26,8 @@
 //!
 //! The memory of a table replaced (by that swap, or by a new `Hash` size)
 //! is not freed at once: giving back gigabytes of touched pages keeps a
-//! processor busy for a good part of a second, and the process's
-//! memory map locked in turns. The table keeps it, and the search thread
+//! processor busy for hundreds of milliseconds, and the process's memory
+//! map locked in turns. The table keeps it, and the search thread
 //! gives it back a slice at a time while it has nothing else to do
 //! ([`TranspositionTable::give_back_slice`]), so that this never competes
 //! with a search or a reply.
