@@ -392,9 +392,20 @@ impl<'a> Searcher<'a> {
 
     /// Whether the search must end now (stop flag, node limit, hard time,
     /// or for a helper the main thread's end).
+    ///
+    /// The flags are read at every node: a node's time has no useful bound
+    /// (in a fresh table each node faults in pages of it, and a thousand
+    /// such nodes took 10-20 ms on a loaded machine), so reading them every
+    /// [`params::CHECK_INTERVAL`] nodes left `stop` waiting that long.
+    /// Reading two flags costs next to nothing. The clock is read less
+    /// often: the protocol thread watches it too, and sets `stop` when the
+    /// hard limit passes.
     fn check_limits(&mut self) -> bool {
         if !self.may_stop {
             return false;
+        }
+        if self.signals.stop.load(Ordering::Relaxed) || self.team.is_done() {
+            self.stopped = true;
         }
         if self
             .request
@@ -406,9 +417,6 @@ impl<'a> Searcher<'a> {
         }
         if self.nodes.is_multiple_of(params::CHECK_INTERVAL) {
             self.sync_nodes();
-            if self.signals.stop.load(Ordering::Relaxed) || self.team.is_done() {
-                self.stopped = true;
-            }
             if self.thread > 0 {
                 return self.stopped;
             }
