@@ -737,7 +737,37 @@ mod tests {
         );
         assert_eq!(bits.ones(64, 131).collect::<Vec<_>>(), [64, 130]);
         assert!(bits.any(100, 140) && !bits.any(65, 128));
-        bits.clear(130);
-        assert!(!bits.get(130) && bits.get(199));
+        // Ranges need not start on a word.
+        assert_eq!(bits.ones(4, 70).collect::<Vec<_>>(), [5, 63, 64]);
+        assert_eq!(bits.take_word(2, 129, 200), 1 << 2);
+        assert_eq!(bits.ones(0, 200).collect::<Vec<_>>(), [0, 5, 63, 64, 199]);
+        assert_eq!(bits.take_word(0, 6, 64), 1 << 63);
+        assert_eq!(bits.ones(0, 200).collect::<Vec<_>>(), [0, 5, 64, 199]);
+    }
+
+    #[test]
+    fn the_frontier_lays_out_each_tile_column_by_column() {
+        // A block of 600 rows (tiles of 256, 256 and 88 rows) and 3
+        // columns from slot 1000: every slot has its own place.
+        let block = Block {
+            black_cars: 2,
+            white_cars: 2,
+            black_sum: 0,
+            white_sum: 0,
+            offset: 1000,
+            black_sets: 600,
+            white_sets: 3,
+        };
+        let mut seen = HashSet::new();
+        for row in 0..600 {
+            for column in 0..3 {
+                let index = frontier_index(&block, row, column);
+                assert!((1000..1000 + 1800).contains(&index));
+                assert!(seen.insert(index));
+            }
+        }
+        assert_eq!(frontier_index(&block, 1, 0), 1001);
+        assert_eq!(frontier_index(&block, 0, 1), 1000 + 256);
+        assert_eq!(frontier_index(&block, 512, 1), 1000 + 512 * 3 + 88);
     }
 }
