@@ -24,7 +24,6 @@ pub mod engine;
 pub mod eval;
 pub mod game;
 pub mod gui;
-pub(crate) mod memory;
 pub mod notation;
 pub(crate) mod options;
 pub mod perft;

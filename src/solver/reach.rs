@@ -41,11 +41,11 @@ use crate::board::{self, Color, Position};
 const TILE_ROWS: u64 = 256;
 
 /// A bitmap over the slots of a layer, zeroed lazily by the system.
-struct Bits(crate::memory::Words);
+struct Bits(Vec<u64>);
 
 impl Bits {
     fn new(slots: u64) -> Bits {
-        Bits(crate::memory::Words::zeroed(slots.div_ceil(64) as usize))
+        Bits(bytemuck::zeroed_vec(slots.div_ceil(64) as usize))
     }
 
     /// Sets a bit; returns whether it was clear.
@@ -310,7 +310,7 @@ fn run(
             .map(|(a, b, [black, white])| {
                 let bits = LayerBits {
                     layer: shape.layer(a, b),
-                    reached: [Bits(black.into()), Bits(white.into())],
+                    reached: [Bits(black), Bits(white)],
                 };
                 ((a, b), bits)
             })
