@@ -24,6 +24,7 @@ pub mod engine;
 pub mod eval;
 pub mod game;
 pub mod gui;
+pub(crate) mod memory;
 pub mod notation;
 pub(crate) mod options;
 pub mod perft;

@@ -36,6 +36,7 @@ enum Commands {
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .target(env_logger::Target::Stderr)
+        .format_timestamp_micros()
         .init();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,8 +1,9 @@
 //! Time management: how long one search may take.
 //!
 //! A search gets two limits. The **soft** limit is checked between
-//! iterations: no new iteration starts after it. The **hard** limit is
-//! checked every few thousand nodes and ends the search at once. Neither
+//! iterations: no new iteration starts after it. The **hard** limit ends
+//! the search at once: the protocol thread sets `stop` when it passes (and
+//! the search reads the clock every thousand nodes or so too). Neither
 //! ever exceeds the side's remaining time less `Move Overhead`, and a
 //! clock is never planned to its end: the last [`params::RESERVE`] of it
 //! is kept for delays nobody controls (a loaded machine may not run the

@@ -16,9 +16,21 @@
 //!
 //! An empty slot is all zero bits, so that a new table is asked of the
 //! system as zeroed memory: it costs nothing until a search touches it (a
-//! 4 GB table is ready at once), and a big table is cleared by swapping in
-//! a fresh one and freeing the old on a thread of its own. `stop` never
-//! waits for either.
+//! 4 GB table is ready at once). Clearing touches no memory either: each
+//! entry carries the table's clear count (its epoch) from when it was
+//! stored, and [`TranspositionTable::clear`] counts one up, which empties
+//! every entry of an earlier epoch at once. Only when the count wraps is
+//! the memory itself cleared, by swapping in a fresh table. No memory is
+//! given back or faulted in by a clear, so the search that follows
+//! `ucinewgame` runs at full speed and `stop` never waits for a clear.
+//!
+//! The memory of a table replaced (by that swap, or by a new `Hash` size)
+//! is not freed at once: giving back gigabytes of touched pages keeps a
+//! processor busy for hundreds of milliseconds, and the process's memory
+//! map locked in turns. The table keeps it, and the search thread
+//! gives it back a slice at a time while it has nothing else to do
+//! ([`TranspositionTable::give_back_slice`]), so that this never competes
+//! with a search or a reply.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -55,6 +67,9 @@ struct Data {
     depth: u8,
     /// Bits 0-1: bound (0 = empty slot); bits 2-7: generation.
     flags: u8,
+    /// The table's epoch when the entry was stored: an entry of another
+    /// epoch is empty.
+    epoch: u16,
 }
 
 impl Data {
@@ -64,6 +79,7 @@ impl Data {
             score: (word >> 16) as u16 as i16,
             depth: (word >> 32) as u8,
             flags: (word >> 40) as u8,
+            epoch: (word >> 48) as u16,
         }
     }
 
@@ -72,10 +88,12 @@ impl Data {
             | u64::from(self.score as u16) << 16
             | u64::from(self.depth) << 32
             | u64::from(self.flags) << 40
+            | u64::from(self.epoch) << 48
     }
 
-    fn is_empty(&self) -> bool {
-        self.flags & 3 == 0
+    /// Whether the slot holds no entry of `epoch`.
+    fn is_empty(&self, epoch: u16) -> bool {
+        self.flags & 3 == 0 || self.epoch != epoch
     }
 
     fn generation(&self) -> u8 {
@@ -93,11 +111,10 @@ const GENERATIONS: u8 = 64;
 /// depth.
 const AGE_PLIES: i32 = 8;
 const BYTES_PER_CLUSTER: usize = CLUSTER_WORDS * std::mem::size_of::<u64>();
-/// Tables up to this size are cleared in place; larger ones are replaced
-/// (see the module documentation).
-const CLEAR_IN_PLACE_BYTES: usize = 64 << 20;
-/// How much memory a table being freed gives back at a time.
-const FREE_SLICE_BYTES: usize = 16 << 20;
+/// How much memory of a replaced table is given back at a time: the
+/// system takes well under a millisecond for 2 MiB of touched pages, so a
+/// job that arrives meanwhile waits no longer than that.
+const FREE_SLICE_BYTES: usize = 2 << 20;
 
 /// A fixed-size transposition table (size set in MiB by the `Hash` option).
 /// Probes and stores take `&self`: any number of threads may use it at once.
@@ -105,6 +122,14 @@ pub struct TranspositionTable {
     /// `clusters * CLUSTER_WORDS` words.
     words: Box<[AtomicU64]>,
     generation: u8,
+    /// How many times the table was cleared since its memory was last
+    /// zeroed: only entries stored in this epoch are in the table.
+    epoch: u16,
+    /// The memory of the table this one replaced, until it is given back.
+    /// At most one is kept: when another is replaced, what is left of the
+    /// one before is given back at once, so however fast tables are
+    /// replaced, no more than two are in memory.
+    retired: Option<Vec<AtomicU64>>,
 }
 
 /// `count` zeroed clusters, or `None` when the memory cannot be had. The
@@ -112,28 +137,6 @@ pub struct TranspositionTable {
 fn zeroed(count: usize) -> Option<Box<[AtomicU64]>> {
     let words = count.checked_mul(CLUSTER_WORDS)?;
     bytemuck::allocation::try_zeroed_slice_box(words).ok()
-}
-
-/// Frees `words` on a thread of its own (freeing gigabytes takes a
-/// while); inline if no thread can be had.
-fn free_in_background(words: Box<[AtomicU64]>) {
-    if words.len() * std::mem::size_of::<u64>() <= CLEAR_IN_PLACE_BYTES {
-        return;
-    }
-    let mut words = words.into_vec();
-    let _ = std::thread::Builder::new()
-        .name("free hash".into())
-        .spawn(move || {
-            // From the end, a slice at a time: giving memory back holds the
-            // process's memory-map lock, which a search touching fresh
-            // pages of the new table waits for, so hold it briefly each
-            // time. (Shrinking a large allocation unmaps its tail.)
-            let slice = FREE_SLICE_BYTES / std::mem::size_of::<u64>();
-            while words.len() > slice {
-                words.truncate(words.len() - slice);
-                words.shrink_to_fit();
-            }
-        });
 }
 
 /// Converts a score relative to the root into one relative to the node
@@ -185,6 +188,8 @@ impl TranspositionTable {
         Ok(TranspositionTable {
             words,
             generation: 0,
+            epoch: 0,
+            retired: None,
         })
     }
 
@@ -197,33 +202,60 @@ impl TranspositionTable {
         self.clusters() * BYTES_PER_CLUSTER / (1024 * 1024)
     }
 
-    /// Empties every entry, at once whatever the size.
+    /// Empties every entry, at once whatever the size: a new epoch begins,
+    /// and the memory is left as it is (zeroed only when the epochs run
+    /// out, once in 65536 clears).
     pub fn clear(&mut self) {
-        if self.words.len() * std::mem::size_of::<u64>() <= CLEAR_IN_PLACE_BYTES {
-            for word in self.words.iter_mut() {
-                *word.get_mut() = 0;
-            }
-        } else {
-            let count = self.clusters();
-            // The same size was had before, and the old memory is given
-            // back as the new is touched; fall back to clearing in place.
-            match zeroed(count) {
-                Some(words) => free_in_background(std::mem::replace(&mut self.words, words)),
-                None => {
-                    for word in self.words.iter_mut() {
-                        *word.get_mut() = 0;
-                    }
-                }
+        match self.epoch.checked_add(1) {
+            Some(epoch) => self.epoch = epoch,
+            None => {
+                self.zero();
+                self.epoch = 0;
             }
         }
         self.generation = 0;
     }
 
-    /// Replaces this table with `other`, freeing this one's memory in the
-    /// background.
+    /// Sets every word to zero: swaps in fresh memory (retiring the old),
+    /// or if none can be had, clears the words in place.
+    fn zero(&mut self) {
+        match zeroed(self.clusters()) {
+            Some(words) => {
+                let old = std::mem::replace(&mut self.words, words);
+                self.retired = Some(old.into_vec());
+            }
+            None => {
+                for word in self.words.iter_mut() {
+                    *word.get_mut() = 0;
+                }
+            }
+        }
+    }
+
+    /// Replaces this table with `other`, which keeps this one's memory
+    /// until it is given back ([`TranspositionTable::give_back_slice`]).
     pub fn replace_with(&mut self, other: TranspositionTable) {
         let old = std::mem::replace(self, other);
-        free_in_background(old.words);
+        self.retired = Some(old.words.into_vec());
+        // What `old` still kept is given back here, at once.
+    }
+
+    /// Gives back one slice of the memory of the table this one replaced,
+    /// from the end (shrinking a large allocation unmaps its tail); whether
+    /// any is left to give back.
+    pub fn give_back_slice(&mut self) -> bool {
+        let slice = FREE_SLICE_BYTES / std::mem::size_of::<u64>();
+        match &mut self.retired {
+            Some(words) if words.len() > slice => {
+                words.truncate(words.len() - slice);
+                words.shrink_to_fit();
+                true
+            }
+            _ => {
+                self.retired = None;
+                false
+            }
+        }
     }
 
     /// Starts a new search: entries from older searches become cheaper to
@@ -251,7 +283,7 @@ impl TranspositionTable {
         let cluster = self.cluster(key);
         let data = (0..CLUSTER)
             .map(|slot| Self::read(cluster, slot))
-            .find(|(stored, data)| *stored == key && !data.is_empty())?
+            .find(|(stored, data)| *stored == key && !data.is_empty(self.epoch))?
             .1;
         let bound = match data.flags & 3 {
             1 => Bound::Lower,
@@ -278,18 +310,18 @@ impl TranspositionTable {
         depth: i32,
         bound: Bound,
     ) {
-        let generation = self.generation;
+        let (generation, epoch) = (self.generation, self.epoch);
         let cluster = self.cluster(key);
         let slots: [(u64, Data); CLUSTER] = std::array::from_fn(|slot| Self::read(cluster, slot));
         let same_key = slots
             .iter()
-            .position(|(stored, data)| *stored == key && !data.is_empty());
+            .position(|(stored, data)| *stored == key && !data.is_empty(epoch));
         let slot_index = same_key.unwrap_or_else(|| {
             slots
                 .iter()
                 .enumerate()
                 .min_by_key(|(_, (_, data))| {
-                    if data.is_empty() {
+                    if data.is_empty(epoch) {
                         i32::MIN
                     } else {
                         let age = (generation + GENERATIONS - data.generation()) % GENERATIONS;
@@ -313,6 +345,7 @@ impl TranspositionTable {
             score: score_to_tt(score, ply) as i16,
             depth: depth.clamp(0, u8::MAX as i32) as u8,
             flags: bound_bits | (generation << 2),
+            epoch,
         }
         .pack();
         cluster[slot_index * WORDS].store(key ^ data, Ordering::Relaxed);
@@ -327,7 +360,7 @@ impl TranspositionTable {
             for slot in 0..CLUSTER {
                 let (_, data) = Self::read(cluster, slot);
                 seen += 1;
-                if !data.is_empty() && data.generation() == self.generation {
+                if !data.is_empty(self.epoch) && data.generation() == self.generation {
                     used += 1;
                 }
             }
@@ -394,6 +427,78 @@ mod tests {
         tt.new_search();
         assert_eq!(tt.hashfull(), 0);
         assert_eq!(tt.size_mb(), 1);
+    }
+
+    /// A clear of a big table empties it without touching its memory: the
+    /// same allocation stays (nothing to give back, nothing to fault in
+    /// again), and entries stored before the clear are gone, deep ones
+    /// too, as far as probes, replacement and `hashfull` can tell.
+    #[test]
+    fn a_clear_empties_a_big_table_in_place() {
+        let mut tt = TranspositionTable::new(128);
+        let memory = tt.words.as_ptr();
+        let mv = Move::new(16, Direction::East);
+        // Keys this small all fall in the first cluster.
+        for key in 1..=4u64 {
+            tt.store(key, 0, Some(mv), 10, 60, Bound::Exact);
+        }
+        assert_eq!(tt.probe(3, 0).map(|entry| entry.depth), Some(60));
+        tt.clear();
+        assert!(std::ptr::eq(memory, tt.words.as_ptr()));
+        assert!((1..=4u64).all(|key| tt.probe(key, 0).is_none()));
+        assert_eq!(tt.hashfull(), 0);
+        // The four cleared slots are free for shallow entries...
+        for key in 5..=8u64 {
+            tt.store(key, 0, None, -20, 1, Bound::Upper);
+        }
+        assert!((5..=8u64).all(|key| tt.probe(key, 0).is_some()));
+        // ...and a key stored again starts afresh (no move kept from
+        // before the clear).
+        tt.clear();
+        tt.store(1, 0, None, 5, 2, Bound::Lower);
+        let entry = tt.probe(1, 0).unwrap();
+        assert_eq!((entry.best_move, entry.depth), (None, 2));
+    }
+
+    /// When the clear count wraps, the memory is zeroed, so an entry of
+    /// the epoch that comes round again is not taken back.
+    #[test]
+    fn entries_never_return_when_the_clear_count_wraps() {
+        let mut tt = TranspositionTable::new(1);
+        let mv = Move::new(16, Direction::East);
+        tt.store(0xABCDEF, 0, Some(mv), 10, 5, Bound::Exact);
+        for clears in 1..=u32::from(u16::MAX) + 2 {
+            tt.clear();
+            if clears >= u32::from(u16::MAX) {
+                assert!(tt.probe(0xABCDEF, 0).is_none(), "after {clears} clears");
+            }
+        }
+        tt.store(0xABCDEF, 0, None, 10, 5, Bound::Exact);
+        assert_eq!(tt.probe(0xABCDEF, 0).unwrap().best_move, None);
+        // The zeroed memory was swapped in; the old waits to be given back.
+        assert!(tt.retired.is_some());
+        assert!(!tt.give_back_slice());
+    }
+
+    /// A table replaced by another is kept until given back, a slice at a
+    /// time, while the new table works; a table replaced before that one
+    /// is given back is given back at once.
+    #[test]
+    fn replaced_memory_is_given_back_a_slice_at_a_time() {
+        let kept = |tt: &TranspositionTable| tt.retired.as_ref().map(|words| words.len() * 8);
+        let mut tt = TranspositionTable::new(8);
+        tt.replace_with(TranspositionTable::new(4));
+        assert_eq!(kept(&tt), Some(8 << 20));
+        tt.replace_with(TranspositionTable::new(1));
+        assert_eq!((tt.size_mb(), kept(&tt)), (1, Some(4 << 20)));
+        let mv = Move::new(16, Direction::East);
+        tt.store(7, 0, Some(mv), 1, 1, Bound::Exact);
+        assert!(tt.give_back_slice());
+        assert_eq!(kept(&tt), Some(2 << 20));
+        assert!(!tt.give_back_slice());
+        assert_eq!(kept(&tt), None);
+        assert!(!tt.give_back_slice());
+        assert_eq!(tt.probe(7, 0).unwrap().best_move, Some(mv));
     }
 
     /// Threads storing and probing the same few clusters at once never

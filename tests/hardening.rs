@@ -4,9 +4,12 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use dodgem::Position;
 use dodgem::board::Rules;
+use dodgem::search::{Limits, Request, Settings, Signals, Tables, search};
 use dodgem::tablebase;
 
 use crate::common::{
@@ -603,6 +606,58 @@ fn stop_latency(engine: &mut Engine, setup: &[&str]) -> Duration {
     let rest = engine.sync();
     assert!(!rest.iter().any(|l| is_bestmove(l)), "{rest:?}");
     at.saturating_duration_since(sent)
+}
+
+/// `stop` is read at every node, not every thousand or so: a node's time
+/// has no bound (each node of the first search in a fresh 4 GB table
+/// faults in pages of it; a thousand of them took 10-20 ms on a loaded
+/// machine). So a search whose `stop` came before it began ends at the
+/// first node it checks after its first iteration (which every search
+/// completes, to have a move): the next iteration's first child, after
+/// that iteration's root.
+#[test]
+fn a_search_stopped_before_it_begins_ends_right_after_its_first_iteration() {
+    let _cpu = shared();
+    for size in [4, 6, 8] {
+        let request = |limits| Request {
+            position: Position::start(size),
+            history: Vec::new(),
+            limits,
+            settings: Settings::default(),
+            tablebase: Default::default(),
+        };
+        let depth_1 = Limits {
+            depth: Some(1),
+            ..Limits::default()
+        };
+        let first = search(
+            &request(depth_1),
+            &mut Tables::new(1),
+            &Signals::default(),
+            &mut |_| {},
+        );
+        let infinite = Limits {
+            infinite: true,
+            ..Limits::default()
+        };
+        let signals = Signals::default();
+        signals.stop.store(true, Ordering::SeqCst);
+        let mut infos = Vec::new();
+        let stopped = search(
+            &request(infinite),
+            &mut Tables::new(1),
+            &signals,
+            &mut |info| infos.push(info.depth),
+        );
+        assert_eq!(infos, [1], "{size}x{size}: the iterations reported");
+        assert!(stopped.best_move.is_some(), "{size}x{size}: {stopped:?}");
+        assert!(
+            stopped.nodes <= first.nodes + 2,
+            "{size}x{size}: {} nodes after stop, {} in the first iteration",
+            stopped.nodes,
+            first.nodes
+        );
+    }
 }
 
 #[test]

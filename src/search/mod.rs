@@ -408,9 +408,20 @@ impl<'a> Searcher<'a> {
     /// search ends (stop flag, node limit, hard time, or for a helper the
     /// main thread's end), or another thread has completed the iteration
     /// (then `abandoned` is set too).
+    ///
+    /// The flags are read at every node: a node's time has no useful bound
+    /// (in a fresh table each node faults in pages of it, and a thousand
+    /// such nodes took 10-20 ms on a loaded machine), so reading them every
+    /// [`params::CHECK_INTERVAL`] nodes left `stop` waiting that long.
+    /// Reading two flags costs next to nothing. The clock is read less
+    /// often: the protocol thread watches it too, and sets `stop` when the
+    /// hard limit passes.
     fn check_limits(&mut self) -> bool {
         if !self.may_stop {
             return false;
+        }
+        if self.signals.stop.load(Ordering::Relaxed) || self.team.is_done() {
+            self.stopped = true;
         }
         if self
             .request
@@ -422,9 +433,6 @@ impl<'a> Searcher<'a> {
         }
         if self.nodes.is_multiple_of(params::CHECK_INTERVAL) {
             self.sync_nodes();
-            if self.signals.stop.load(Ordering::Relaxed) || self.team.is_done() {
-                self.stopped = true;
-            }
             if self.thread > 0 {
                 // The main thread has completed this iteration.
                 if !self.stopped && self.team.main_depth() > self.iteration {
@@ -447,8 +455,10 @@ impl<'a> Searcher<'a> {
         self.stopped
     }
 
-    /// Iterative deepening from the root; the result is the main thread's
-    /// (a helper's is not used). Each completed iteration is reported.
+    /// Iterative deepening from the root. For the main thread the result
+    /// is the deepest completed iteration of any thread, and each
+    /// iteration it completed or took over from a helper is reported; a
+    /// helper's own return value is not used.
     fn iterate(&mut self, report: &mut dyn FnMut(Info)) -> SearchResult {
         let root = self.request.position;
         let mut moves = root.legal_moves();

@@ -5,7 +5,8 @@ pub const MAX_DEPTH: i32 = 96;
 /// Longest line from the root the search can follow (plies).
 pub use crate::score::MAX_PLY;
 
-/// Nodes between checks of the clock and the stop flag.
+/// Nodes between reads of the clock (and updates of the shared node
+/// count); the stop flag is read at every node.
 pub const CHECK_INTERVAL: u64 = 1024;
 
 /// Aspiration windows start at this iteration depth...

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use parking_lot::{Mutex, RwLock};
 
 use super::{Info, Request, SearchResult, Settings, Signals, TableUse, Tables, search_then};
@@ -56,7 +56,7 @@ pub enum Job {
         depth: u32,
     },
     /// Replace the transposition table (now of `previous` MiB) with one of
-    /// `mb` MiB, or fall back to `previous` if that memory cannot be had.
+    /// `mb` MiB, or keep it (emptied) if that memory cannot be had.
     ResizeHash {
         mb: usize,
         previous: usize,
@@ -225,7 +225,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>, fault: Option<Fault>) {
-    for job in inbox {
+    while let Some(job) = next_job(shared, inbox) {
         let kind = job.kind();
         if kind == JobKind::Search && fault == Some(Fault::Die) {
             log::error!("DODGEM_DEBUG_FAULT=die: the search thread ends on purpose");
@@ -247,6 +247,23 @@ fn run(shared: &Shared, inbox: &Receiver<Job>, events: &Sender<Event>, fault: Op
         };
         if event.is_some_and(|event| events.send(event).is_err()) {
             break;
+        }
+    }
+}
+
+/// The next job (`None` once the protocol thread is gone). Until it comes,
+/// gives back the memory of replaced hash tables, a slice at a time, so
+/// that the freeing never runs beside a search or holds up a reply: a job
+/// waits for one slice at most.
+fn next_job(shared: &Shared, inbox: &Receiver<Job>) -> Option<Job> {
+    loop {
+        if !shared.tables.lock().tt.give_back_slice() {
+            return inbox.recv().ok();
+        }
+        match inbox.try_recv() {
+            Ok(job) => return Some(job),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
         }
     }
 }
@@ -450,24 +467,25 @@ fn run_job(
         Job::Bench { depth } => Event::BenchDone(bench::run(depth, &shared.signals)),
         Job::ResizeHash { mb, previous } => {
             let mut tables = shared.tables.lock();
-            // Free the old table first (in the background), so old and
-            // new are never both in use.
-            tables
-                .tt
-                .replace_with(TranspositionTable::new(TranspositionTable::MIN_MB));
-            let (tt, in_effect, error) = match TranspositionTable::try_new(mb) {
-                Ok(tt) => (tt, mb, None),
-                Err(message) => match TranspositionTable::try_new(previous) {
-                    Ok(tt) => (tt, previous, Some(message)),
-                    Err(_) => (
-                        TranspositionTable::new(TranspositionTable::MIN_MB),
-                        TranspositionTable::MIN_MB,
-                        Some(message),
-                    ),
-                },
-            };
-            tables.tt = tt;
-            Event::HashResized { in_effect, error }
+            // The old table's memory is given back between jobs (see
+            // `next_job`); if the new size cannot be had, the old table
+            // stays, emptied as a new one would be.
+            match TranspositionTable::try_new(mb) {
+                Ok(tt) => {
+                    tables.tt.replace_with(tt);
+                    Event::HashResized {
+                        in_effect: mb,
+                        error: None,
+                    }
+                }
+                Err(message) => {
+                    tables.tt.clear();
+                    Event::HashResized {
+                        in_effect: previous,
+                        error: Some(message),
+                    }
+                }
+            }
         }
         Job::Clear { history } => {
             let mut tables = shared.tables.lock();

@@ -99,9 +99,15 @@ const NONE: u8 = u8::MAX;
 impl Layer {
     /// The block with these car counts.
     pub fn block(&self, black_cars: u32, white_cars: u32) -> Option<&Block> {
+        self.block_index(black_cars, white_cars)
+            .map(|i| &self.blocks[i])
+    }
+
+    /// The number in [`Layer::blocks`] of the block with these car counts.
+    pub fn block_index(&self, black_cars: u32, white_cars: u32) -> Option<usize> {
         match self.by_cars[black_cars as usize][white_cars as usize] {
             NONE => None,
-            i => Some(&self.blocks[i as usize]),
+            i => Some(usize::from(i)),
         }
     }
 

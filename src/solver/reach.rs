@@ -37,19 +37,15 @@ use super::layers::{Block, Child, Layer, Shape};
 use super::store::{Dtz, Kind, LayerError, Tables, Values};
 use crate::board::{self, Color, Position};
 
-/// Slots a tile of the closure holds (about: whole rows).
-const TILE_SLOTS: u64 = 1 << 14;
+/// Rows of a block a tile of the closure holds (with all its columns).
+const TILE_ROWS: u64 = 256;
 
 /// A bitmap over the slots of a layer, zeroed lazily by the system.
-struct Bits(Vec<u64>);
+struct Bits(crate::memory::Words);
 
 impl Bits {
     fn new(slots: u64) -> Bits {
-        Bits(bytemuck::zeroed_vec(slots.div_ceil(64) as usize))
-    }
-
-    fn get(&self, slot: u64) -> bool {
-        self.0[(slot / 64) as usize] >> (slot % 64) & 1 != 0
+        Bits(crate::memory::Words::zeroed(slots.div_ceil(64) as usize))
     }
 
     /// Sets a bit; returns whether it was clear.
@@ -61,41 +57,48 @@ impl Bits {
         clear
     }
 
-    fn clear(&mut self, slot: u64) {
-        self.0[(slot / 64) as usize] &= !(1 << (slot % 64));
+    /// Word `i` with only its bits in `first..end`.
+    fn word_in(&self, i: u64, first: u64, end: u64) -> u64 {
+        let mut word = self.0[i as usize];
+        if i == first / 64 {
+            word &= u64::MAX << (first % 64);
+        }
+        if i == end / 64 {
+            word &= (1 << (end % 64)) - 1;
+        }
+        word
+    }
+
+    /// The numbers of the words holding `first..end`.
+    fn words(first: u64, end: u64) -> std::ops::Range<u64> {
+        first / 64..end.div_ceil(64)
     }
 
     /// Whether a bit of `first..end` is set.
     fn any(&self, first: u64, end: u64) -> bool {
-        (first / 64..end.div_ceil(64)).any(|i| {
-            let mut word = self.0[i as usize];
-            if i == first / 64 {
-                word &= u64::MAX << (first % 64);
-            }
-            if i == end / 64 {
-                word &= (1 << (end % 64)) - 1;
-            }
-            word != 0
+        Bits::words(first, end).any(|i| self.word_in(i, first, end) != 0)
+    }
+
+    /// The set bits of `first..end`, in order.
+    fn ones(&self, first: u64, end: u64) -> impl Iterator<Item = u64> + '_ {
+        Bits::words(first, end).flat_map(move |i| {
+            let mut rest = self.word_in(i, first, end);
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let slot = i * 64 + u64::from(rest.trailing_zeros());
+                    rest &= rest - 1;
+                    slot
+                })
+            })
         })
     }
 
-    /// The set bits of `first..end` (`first` a multiple of 64), in order.
-    fn ones(&self, first: u64, end: u64) -> impl Iterator<Item = u64> + '_ {
-        let words = (first / 64) as usize..end.div_ceil(64) as usize;
-        self.0[words]
-            .iter()
-            .enumerate()
-            .flat_map(move |(i, &word)| {
-                let mut rest = word;
-                std::iter::from_fn(move || {
-                    (rest != 0).then(|| {
-                        let slot = first + i as u64 * 64 + u64::from(rest.trailing_zeros());
-                        rest &= rest - 1;
-                        slot
-                    })
-                })
-                .take_while(move |&slot| slot < end)
-            })
+    /// Clears the bits of word `i` in `first..end`; returns those that
+    /// were set (bit `j` is slot `64 * i + j`).
+    fn take_word(&mut self, i: u64, first: u64, end: u64) -> u64 {
+        let taken = self.word_in(i, first, end);
+        self.0[i as usize] &= !taken;
+        taken
     }
 }
 
@@ -307,7 +310,7 @@ fn run(
             .map(|(a, b, [black, white])| {
                 let bits = LayerBits {
                     layer: shape.layer(a, b),
-                    reached: [Bits(black), Bits(white)],
+                    reached: [Bits(black.into()), Bits(white.into())],
                 };
                 ((a, b), bits)
             })
@@ -407,38 +410,43 @@ fn save(
     checkpoint::save(path, kind, &saved).map_err(|e| LayerError::Io(path.to_path_buf(), e))
 }
 
-/// The tiles of a layer: rows `rows` of block `block`, about
-/// [`TILE_SLOTS`] slots.
+/// The tiles of a layer: rows `rows` of block `block`, up to
+/// [`TILE_ROWS`] of them, every column.
 struct Tiles {
     tiles: Vec<(usize, u64, u64)>,
-    /// Per block: its first tile and rows a tile.
-    blocks: Vec<(usize, u64)>,
+    /// Per block: its first tile.
+    first: Vec<usize>,
 }
 
 impl Tiles {
     fn new(layer: &Layer) -> Tiles {
         let mut tiles = Vec::new();
-        let mut blocks = Vec::new();
+        let mut first = Vec::new();
         for (i, block) in layer.blocks.iter().enumerate() {
-            let rows = (TILE_SLOTS / block.white_sets.max(1)).max(1);
-            blocks.push((tiles.len(), rows));
+            first.push(tiles.len());
             let mut r0 = 0;
             while r0 < block.black_sets {
-                let r1 = (r0 + rows).min(block.black_sets);
+                let r1 = (r0 + TILE_ROWS).min(block.black_sets);
                 tiles.push((i, r0, r1));
                 r0 = r1;
             }
         }
-        Tiles { tiles, blocks }
+        Tiles { tiles, first }
     }
 
-    /// The tile holding `slot` of `layer`.
-    fn of(&self, layer: &Layer, slot: u64) -> usize {
-        let i = block_of(layer, slot);
-        let block = &layer.blocks[i];
-        let (first, rows) = self.blocks[i];
-        first + ((slot - block.offset) / block.white_sets / rows) as usize
+    /// The tile holding row `row` of block `block`.
+    fn of(&self, block: usize, row: u64) -> usize {
+        self.first[block] + (row / TILE_ROWS) as usize
     }
+}
+
+/// Where the frontier keeps the slot at `row`, `column` of `block`: tile
+/// by tile and, inside a tile, column by column, so that the slots of a
+/// tile due in one column are one run of bits.
+fn frontier_index(block: &Block, row: u64, column: u64) -> u64 {
+    let r0 = row / TILE_ROWS * TILE_ROWS;
+    let height = TILE_ROWS.min(block.black_sets - r0);
+    block.offset + r0 * block.white_sets + column * height + (row - r0)
 }
 
 /// The number of the block of `layer` holding `slot`.
@@ -446,10 +454,18 @@ fn block_of(layer: &Layer, slot: u64) -> usize {
     layer.blocks.partition_point(|b| b.offset <= slot) - 1
 }
 
-/// Slots found reachable and not yet followed, by tile.
+/// Slots found reachable and not yet followed (laid out by
+/// [`frontier_index`]), and which tiles hold any.
 struct Frontier {
     bits: Bits,
     dirty: Vec<bool>,
+}
+
+impl Frontier {
+    fn add(&mut self, tiles: &Tiles, block_index: usize, block: &Block, row: u64, column: u64) {
+        self.bits.set(frontier_index(block, row, column));
+        self.dirty[tiles.of(block_index, row)] = true;
+    }
 }
 
 /// The closure of one pair: its layers, what reached them, what is left
@@ -470,8 +486,18 @@ struct Closure<'a> {
 
 impl Closure<'_> {
     /// Follows Black's moves from slot `(row, column)` of `block` of layer
-    /// `which`, `side` to move.
-    fn expand(&mut self, which: usize, side: usize, block: &Block, row: u64, column: u64) {
+    /// `which`, `side` to move. Its sideways moves all land in row
+    /// `column` of the partner layer's block `mirrored`, its forward moves
+    /// in row `column` of the layer ahead: a tile walked column by column
+    /// keeps them in cache.
+    fn expand(
+        &mut self,
+        which: usize,
+        side: usize,
+        (block, mirrored): (&Block, usize),
+        row: u64,
+        column: u64,
+    ) {
         let partner = self.layers.len() - 1 - which;
         let other = 1 - side;
         let black = self.shape.black_set(block, row);
@@ -490,6 +516,7 @@ impl Closure<'_> {
             Some(bits) => (Some(&bits.layer), Some(&mut bits.reached[other])),
             None => (None, None),
         };
+        let target = &layers[partner].blocks[mirrored];
         let moves = shape.children(
             block,
             row,
@@ -501,9 +528,14 @@ impl Closure<'_> {
             |child| match child {
                 Child::Sideways(to) => {
                     if reached[partner][other].set(to) {
-                        let open = &mut frontier[partner][other];
-                        open.bits.set(to);
-                        open.dirty[tiles[partner].of(&layers[partner], to)] = true;
+                        let to_column = to - target.offset - column * target.white_sets;
+                        frontier[partner][other].add(
+                            &tiles[partner],
+                            mirrored,
+                            target,
+                            column,
+                            to_column,
+                        );
                     }
                 }
                 Child::Forward(to) => {
@@ -522,42 +554,50 @@ impl Closure<'_> {
         }
     }
 
-    /// Follows the slots of tile `tile` of layer `which`, `side` to move,
-    /// column by column: on the first sweep those reached before the
-    /// closure began (reached and not in the frontier), later those in the
-    /// frontier.
-    fn sweep(&mut self, which: usize, side: usize, tile: usize, first: bool) {
+    /// Follows the frontier's slots of tile `tile` of layer `which`, `side`
+    /// to move, column by column, taking them out of the frontier.
+    fn sweep(&mut self, which: usize, side: usize, tile: usize) {
         let (i, r0, r1) = self.tiles[which].tiles[tile];
         let block = self.layers[which].blocks[i];
+        let partner = self.layers.len() - 1 - which;
+        let mirrored = self.layers[partner]
+            .block_index(block.white_cars, block.black_cars)
+            .expect("the partner layer has the mirrored block");
+        let height = r1 - r0;
+        let mut start = block.offset + r0 * block.white_sets;
         for column in 0..block.white_sets {
-            for row in r0..r1 {
-                let slot = block.slot(row, column);
-                let open = &mut self.frontier[which][side].bits;
-                let due = if first {
-                    self.reached[which][side].get(slot) && !open.get(slot)
-                } else if open.get(slot) {
-                    open.clear(slot);
-                    true
-                } else {
-                    false
-                };
-                if due {
-                    self.expand(which, side, &block, row, column);
+            let end = start + height;
+            for i in Bits::words(start, end) {
+                let mut due = self.frontier[which][side].bits.take_word(i, start, end);
+                while due != 0 {
+                    let slot = i * 64 + u64::from(due.trailing_zeros());
+                    due &= due - 1;
+                    self.expand(which, side, (&block, mirrored), r0 + (slot - start), column);
                 }
             }
+            start = end;
         }
     }
 
-    /// Closes the pair under sideways moves.
+    /// Closes the pair under sideways moves: everything reached before
+    /// the closure began is due, then whatever its moves reach, until
+    /// nothing new turns up.
     fn close(&mut self) {
         for which in 0..self.layers.len() {
             for side in 0..2 {
-                for tile in 0..self.tiles[which].tiles.len() {
-                    let (i, r0, r1) = self.tiles[which].tiles[tile];
-                    let block = &self.layers[which].blocks[i];
-                    let (start, end) = (block.slot(r0, 0), block.slot(r1, 0));
-                    if self.reached[which][side].any(start, end) {
-                        self.sweep(which, side, tile, true);
+                let Closure {
+                    layers,
+                    tiles,
+                    reached,
+                    frontier,
+                    ..
+                } = self;
+                for (i, block) in layers[which].blocks.iter().enumerate() {
+                    for row in 0..block.black_sets {
+                        let first = block.slot(row, 0);
+                        for slot in reached[which][side].ones(first, first + block.white_sets) {
+                            frontier[which][side].add(&tiles[which], i, block, row, slot - first);
+                        }
                     }
                 }
             }
@@ -570,7 +610,7 @@ impl Closure<'_> {
                         let dirty = &mut self.frontier[which][side].dirty[tile];
                         if std::mem::take(dirty) {
                             swept = true;
-                            self.sweep(which, side, tile, false);
+                            self.sweep(which, side, tile);
                         }
                     }
                 }
@@ -697,7 +737,37 @@ mod tests {
         );
         assert_eq!(bits.ones(64, 131).collect::<Vec<_>>(), [64, 130]);
         assert!(bits.any(100, 140) && !bits.any(65, 128));
-        bits.clear(130);
-        assert!(!bits.get(130) && bits.get(199));
+        // Ranges need not start on a word.
+        assert_eq!(bits.ones(4, 70).collect::<Vec<_>>(), [5, 63, 64]);
+        assert_eq!(bits.take_word(2, 129, 200), 1 << 2);
+        assert_eq!(bits.ones(0, 200).collect::<Vec<_>>(), [0, 5, 63, 64, 199]);
+        assert_eq!(bits.take_word(0, 6, 64), 1 << 63);
+        assert_eq!(bits.ones(0, 200).collect::<Vec<_>>(), [0, 5, 64, 199]);
+    }
+
+    #[test]
+    fn the_frontier_lays_out_each_tile_column_by_column() {
+        // A block of 600 rows (tiles of 256, 256 and 88 rows) and 3
+        // columns from slot 1000: every slot has its own place.
+        let block = Block {
+            black_cars: 2,
+            white_cars: 2,
+            black_sum: 0,
+            white_sum: 0,
+            offset: 1000,
+            black_sets: 600,
+            white_sets: 3,
+        };
+        let mut seen = HashSet::new();
+        for row in 0..600 {
+            for column in 0..3 {
+                let index = frontier_index(&block, row, column);
+                assert!((1000..1000 + 1800).contains(&index));
+                assert!(seen.insert(index));
+            }
+        }
+        assert_eq!(frontier_index(&block, 1, 0), 1001);
+        assert_eq!(frontier_index(&block, 0, 1), 1000 + 256);
+        assert_eq!(frontier_index(&block, 512, 1), 1000 + 512 * 3 + 88);
     }
 }
