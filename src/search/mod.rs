@@ -275,7 +275,17 @@ struct Searcher<'a> {
     /// ...which held this many nodes of the other threads when last read.
     others: u64,
     seldepth: usize,
+    /// The search of the current iteration was cut short: by a limit, or
+    /// (with `abandoned` set) because another thread completed it.
     stopped: bool,
+    /// The current iteration was dropped because another thread has
+    /// completed it (see [`smp`]); the search goes on with a deeper one.
+    abandoned: bool,
+    /// The depth of the iteration being searched.
+    iteration: i32,
+    /// The main thread takes a helper's completed iteration as its own
+    /// (not with several MultiPV lines: a helper's result has one).
+    adopts: bool,
     /// Limits are not checked in the first iteration, so every search has
     /// a move and reports at least one line.
     may_stop: bool,
@@ -328,7 +338,11 @@ impl<'a> Searcher<'a> {
             others: 0,
             seldepth: 0,
             stopped: false,
-            // A helper's result is never used: it may stop at any time.
+            abandoned: false,
+            iteration: 0,
+            adopts: false,
+            // A helper's partial iteration is never used: it may stop at
+            // any time.
             may_stop: thread > 0,
             window: vec![0; keys.len()],
             keys,
@@ -390,8 +404,10 @@ impl<'a> Searcher<'a> {
         self.nodes + self.others
     }
 
-    /// Whether the search must end now (stop flag, node limit, hard time,
-    /// or for a helper the main thread's end).
+    /// Whether the search of the current iteration must end now: the
+    /// search ends (stop flag, node limit, hard time, or for a helper the
+    /// main thread's end), or another thread has completed the iteration
+    /// (then `abandoned` is set too).
     ///
     /// The flags are read at every node: a node's time has no useful bound
     /// (in a fresh table each node faults in pages of it, and a thousand
@@ -418,6 +434,11 @@ impl<'a> Searcher<'a> {
         if self.nodes.is_multiple_of(params::CHECK_INTERVAL) {
             self.sync_nodes();
             if self.thread > 0 {
+                // The main thread has completed this iteration.
+                if !self.stopped && self.team.main_depth() > self.iteration {
+                    self.stopped = true;
+                    self.abandoned = true;
+                }
                 return self.stopped;
             }
             self.update_pondering();
@@ -425,12 +446,19 @@ impl<'a> Searcher<'a> {
             if !self.pondering && hard.is_some_and(|hard| self.clock_elapsed() >= hard) {
                 self.stopped = true;
             }
+            // A helper has completed an iteration as deep as this one.
+            if !self.stopped && self.adopts && self.team.helper_depth() >= self.iteration {
+                self.stopped = true;
+                self.abandoned = true;
+            }
         }
         self.stopped
     }
 
-    /// Iterative deepening from the root; the result is the main thread's
-    /// (a helper's is not used). Each completed iteration is reported.
+    /// Iterative deepening from the root. For the main thread the result
+    /// is the deepest completed iteration of any thread, and each
+    /// iteration it completed or took over from a helper is reported; a
+    /// helper's own return value is not used.
     fn iterate(&mut self, report: &mut dyn FnMut(Info)) -> SearchResult {
         let root = self.request.position;
         let mut moves = root.legal_moves();
@@ -472,10 +500,19 @@ impl<'a> Searcher<'a> {
             }));
         let lines = self.request.settings.multipv.clamp(1, root_moves.len());
 
-        for depth in 1..=max_depth {
-            if smp::skips(self.thread, depth) {
+        self.adopts = self.thread == 0 && lines == 1;
+        // The depth of the deepest completed iteration `outcome` holds.
+        let mut completed_depth = 0;
+        let mut depth = 0;
+        while depth < max_depth {
+            depth += 1;
+            if smp::helper_skips(self.thread, depth, self.team.main_depth()) {
                 continue;
             }
+            if self.thread == 0 {
+                self.team.main_starts(depth);
+            }
+            self.iteration = depth;
             self.may_stop = self.may_stop || depth > 1;
             let mut stopped_line = 0;
             for line in 0..lines {
@@ -487,6 +524,34 @@ impl<'a> Searcher<'a> {
                 }
                 // The lines found so far stay in front, best first.
                 root_moves[line..].sort_by_key(|rm| -rm.score);
+            }
+            if self.abandoned {
+                // Another thread completed this iteration: go on deeper.
+                self.abandoned = false;
+                self.stopped = false;
+                if self.thread > 0 {
+                    continue;
+                }
+                let helper = self.team.helper_result_deeper_than(completed_depth);
+                let Some(helper) = helper.filter(|helper| adopt(&mut root_moves, helper)) else {
+                    // Not to be had (a bug): search this depth again, alone.
+                    log::error!("a helper's completed iteration could not be taken over");
+                    self.adopts = false;
+                    depth -= 1;
+                    continue;
+                };
+                depth = helper.depth;
+                completed_depth = depth;
+                outcome.best_move = Some(root_moves[0].mv);
+                outcome.ponder_move = root_moves[0].pv.get(1).copied();
+                outcome.score = root_moves[0].score;
+                outcome.depth = depth;
+                self.sync_nodes();
+                report(self.info(depth, 1, &root_moves[0]));
+                if self.should_stop_after_iteration(depth, &root_moves, lines) {
+                    break;
+                }
+                continue;
             }
             let completed = !self.stopped;
             if !completed {
@@ -508,7 +573,13 @@ impl<'a> Searcher<'a> {
             outcome.ponder_move = root_moves[0].pv.get(1).copied();
             outcome.score = root_moves[0].score;
             outcome.depth = depth;
+            completed_depth = depth;
             if self.thread > 0 {
+                self.team.helper_completed(smp::Completed {
+                    depth,
+                    score: root_moves[0].score,
+                    pv: root_moves[0].pv.clone(),
+                });
                 continue;
             }
             self.sync_nodes();
@@ -518,6 +589,22 @@ impl<'a> Searcher<'a> {
             if self.should_stop_after_iteration(depth, &root_moves, lines) {
                 break;
             }
+        }
+        // The search ended: a helper's deeper completed iteration beats
+        // the main thread's last one, and its partial one.
+        let deeper = self
+            .adopts
+            .then(|| self.team.helper_result_deeper_than(completed_depth));
+        if let Some(helper) = deeper
+            .flatten()
+            .filter(|helper| adopt(&mut root_moves, helper))
+        {
+            outcome.best_move = Some(root_moves[0].mv);
+            outcome.ponder_move = root_moves[0].pv.get(1).copied();
+            outcome.score = root_moves[0].score;
+            outcome.depth = helper.depth;
+            self.sync_nodes();
+            report(self.info(helper.depth, 1, &root_moves[0]));
         }
         self.sync_nodes();
         if outcome.ponder_move.is_none() {
@@ -915,6 +1002,24 @@ impl<'a> Searcher<'a> {
             wdl: Wdl::from_score(rm.score, &self.request.position),
         }
     }
+}
+
+/// Takes another thread's completed iteration as this thread's own: its
+/// best move goes first in `root_moves`, with its score and line; the
+/// other moves keep their order behind it. `false`, and nothing changed,
+/// if its move is not among `root_moves` (every thread searches the same
+/// moves, so that would be a bug).
+fn adopt(root_moves: &mut [RootMove], completed: &smp::Completed) -> bool {
+    let found = (completed.pv.first()).and_then(|&mv| root_moves.iter().position(|rm| rm.mv == mv));
+    let Some(at) = found else {
+        return false;
+    };
+    root_moves[..=at].rotate_right(1);
+    let rm = &mut root_moves[0];
+    rm.score = completed.score;
+    rm.previous_score = completed.score;
+    rm.pv.clone_from(&completed.pv);
+    true
 }
 
 /// The root move to play after an iteration cut short (by `stop`, the node
