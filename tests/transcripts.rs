@@ -41,7 +41,8 @@
 //! - `stop`/`ponderhit` while a `go infinite`/`go .. ponder` search runs:
 //!   until `bestmove`.
 //! - A command refused with an `info string error: ..` line ends there
-//!   (a refused `go` starts no search).
+//!   (a refused `go` starts no search; a `go` sent while a `go infinite`
+//!   search runs leaves that search's masking in place).
 //! - Anything else (`position`, `setoption`, `go infinite`, garbage, ..):
 //!   the driver sends a hidden `isready` and waits for its `readyok`, which
 //!   is not recorded (the lines before it are).
@@ -267,6 +268,15 @@ fn wait_for(cmd: &str, searching: bool) -> Wait {
     }
 }
 
+/// Whether `cmd` starts a new search. A `go` sent while a `go infinite` or
+/// `go .. ponder` search runs is refused by the engine, and the running
+/// search keeps printing: its state (and the masking of its `info` lines)
+/// must stay in place until its `bestmove`, not wait for the refusal.
+fn starts_search(cmd: &str, searching: bool) -> bool {
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    words.first() == Some(&"go") && !words.contains(&"perft") && !searching
+}
+
 /// One engine process and the transcript rebuilt from it.
 struct Session {
     engine: Engine,
@@ -331,9 +341,7 @@ impl Session {
 
     fn run_command(&mut self, cmd: &str) -> Result<(), String> {
         let wait = wait_for(cmd, self.search.running);
-        let words: Vec<&str> = cmd.split_whitespace().collect();
-        let starts_search = words.first() == Some(&"go") && !words.contains(&"perft");
-        let before = if starts_search {
+        let before = if starts_search(cmd, self.search.running) {
             Some(std::mem::replace(&mut self.search, SearchState::start(cmd)))
         } else {
             None
@@ -609,6 +617,14 @@ mod driver_tests {
         assert!(matches!(wait_for("quit", false), Wait::Exit));
         assert!(matches!(wait_for("ugi", false), Wait::Until("`ugiok`", _)));
         assert!(matches!(wait_for("query result", false), Wait::Sync));
+    }
+
+    #[test]
+    fn a_go_refused_during_an_infinite_search_keeps_its_masking() {
+        assert!(starts_search("go depth 1", false));
+        assert!(!starts_search("go perft 2", false));
+        assert!(!starts_search("go depth 1", true));
+        assert!(!starts_search("position startpos", false));
     }
 
     #[test]
