@@ -1,0 +1,122 @@
+//! The network evaluation: the learned evaluation's model (linear
+//! features and car patterns, [`learned`]) with a small neural network
+//! over the same features added to it, all fitted together to solved
+//! results by the tuner (`cargo run --release --example tune -- --hidden
+//! N`, see the README).
+//!
+//! The network is one hidden layer of [`net_weights::HIDDEN`] rectified
+//! linear units over the raw features; their weighted sum is added to the
+//! linear model's score. It sees the same size-independent features as
+//! the linear model, so it means the same on every board; what it adds is
+//! their interplay (a race lead is worth more with free lanes, a blocked
+//! car less when the blocker must leave first...), which a weighted sum
+//! cannot express. It is computed in `f32`, the units in the inner loop
+//! so that the compiler can add several at once.
+
+use crate::board::Position;
+
+use super::learned::{self, FEATURES, MAX_EVAL, Weights};
+use super::net_weights::{self, HIDDEN_BIASES, HIDDEN_WEIGHTS, OUTPUT_WEIGHTS};
+
+/// The network evaluation's linear part.
+pub const LINEAR: Weights = Weights {
+    bias: net_weights::BIAS,
+    features: &net_weights::WEIGHTS,
+    ours: &net_weights::OUR_PATTERNS,
+    theirs: &net_weights::THEIR_PATTERNS,
+};
+
+/// The network evaluation from the side to move's point of view.
+pub fn evaluate(position: &Position) -> i32 {
+    let (f, patterns) = learned::analyse(position);
+    (learned::linear(&LINEAR, &f, &patterns) + network(&f)).clamp(-MAX_EVAL, MAX_EVAL)
+}
+
+/// What the hidden units add to the linear score, in evaluation units.
+pub fn network(features: &[i32; FEATURES]) -> i32 {
+    let mut units = HIDDEN_BIASES;
+    for (row, &x) in HIDDEN_WEIGHTS.iter().zip(features) {
+        if x != 0 {
+            let x = x as f32;
+            for (unit, &w) in units.iter_mut().zip(row) {
+                *unit += w * x;
+            }
+        }
+    }
+    let mut out = 0.0f32;
+    for (unit, &w) in units.iter().zip(&OUTPUT_WEIGHTS) {
+        out += w * unit.max(0.0);
+    }
+    // Well inside i32: the bound keeps a wild input from overflowing.
+    out.clamp(-(MAX_EVAL as f32), MAX_EVAL as f32).round() as i32
+}
+
+/// The linear part's contributions ([`learned::contributions`]) and the
+/// network's: they add up to [`evaluate`] (short of its bound).
+pub fn contributions(position: &Position) -> Vec<(String, i32)> {
+    let mut out = learned::contributions(&LINEAR, position);
+    out.push(("network".into(), network(&learned::features(position))));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Color;
+    use crate::eval::net_weights::HIDDEN;
+    use crate::notation::parse_position;
+
+    /// The network by the textbook formula, one unit at a time in `f64`.
+    fn network_by_units(features: &[i32; FEATURES]) -> f64 {
+        (0..HIDDEN)
+            .map(|j| {
+                let a = f64::from(HIDDEN_BIASES[j])
+                    + (0..FEATURES)
+                        .map(|i| f64::from(HIDDEN_WEIGHTS[i][j]) * f64::from(features[i]))
+                        .sum::<f64>();
+                f64::from(OUTPUT_WEIGHTS[j]) * a.max(0.0)
+            })
+            .sum()
+    }
+
+    #[test]
+    fn the_network_is_the_sum_of_its_units() {
+        for text in [
+            "B4/1B3/2BW1/B1W2/1W1W1 b",
+            "BW3/2B2/2W1B/B4/3W1 b",
+            "2W2/3BB/4W/B3B/3WW b",
+            "6/B2W2/1B4/2B1W1/B2W2/1W3B w",
+            "B2/B2/1WW b",
+        ] {
+            let f = learned::features(&parse_position(text).unwrap());
+            let fast = f64::from(network(&f));
+            let slow = network_by_units(&f);
+            assert!((fast - slow).abs() <= 1.0, "{text}: {fast} against {slow}");
+        }
+    }
+
+    #[test]
+    fn colours_are_symmetric_and_every_size_is_bounded() {
+        // The mirror image (diagonal, colours swapped) has the same value.
+        let position = parse_position("B3/1WB1/B3/1WW1 b").unwrap();
+        let mirror = parse_position("4/B1W1/B1B1/1W1W w").unwrap();
+        assert_eq!(evaluate(&position), evaluate(&mirror));
+        for size in crate::board::MIN_SIZE..=crate::board::MAX_SIZE {
+            let start = Position::start(size);
+            assert_eq!(
+                evaluate(&start),
+                evaluate(&start.with_side_to_move(Color::White))
+            );
+            assert!(evaluate(&start).abs() < MAX_EVAL);
+        }
+    }
+
+    #[test]
+    fn contributions_add_up() {
+        for text in ["BW3/2B2/2W1B/B4/3W1 b", "1W3/2BBB/4W/2WWB/5 w"] {
+            let position = parse_position(text).unwrap();
+            let total: i32 = contributions(&position).iter().map(|(_, v)| v).sum();
+            assert_eq!(total, evaluate(&position), "{text}");
+        }
+    }
+}
