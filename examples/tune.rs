@@ -1,7 +1,8 @@
-//! The tuner of the learned evaluation (`Evaluation learned`): fits its
-//! weights to the solved results of positions drawn from layered tables,
-//! checks them on positions held out of the fit, and writes them to
-//! `src/eval/weights.rs`.
+//! The tuner of the learned evaluations (`Evaluation learned` and
+//! `Evaluation net`): fits their weights to the solved results of
+//! positions drawn from layered tables, checks them on positions held out
+//! of the fit, and writes them to `src/eval/weights.rs` (learned) or
+//! `src/eval/net_weights.rs` (net, with `--hidden N`).
 //!
 //! ```text
 //! cargo run --release --example tune -- \
@@ -15,21 +16,24 @@
 //! probability RATE (0: no walk, for boards too large to walk, such as
 //! 6 x 6), and adds the distinct positions of GAMES (by default
 //! `--games`) self-play games on that board, probed in the tables layer
-//! by layer. A fifth of all positions (chosen by a
-//! hash of the position, so the same ones every run) are held out.
-//! `--data FILE` keeps the positions in a file (written by the first run,
-//! read by the next), so a run that only changes the model skips the
-//! walks and the games.
+//! by layer. A fifth of all positions (chosen by a hash of the position,
+//! so the same ones every run) are held out, and every position of the
+//! sources `--held-out` names. `--data FILE` keeps the positions in a file
+//! (written by the first run, read by the next), so a run that only
+//! changes the model skips the walks and the games; several `--data`
+//! files are fitted together, less the sources `--skip` names.
 //!
 //! The model is an ordered logistic regression: a score `s` (the linear
 //! features plus the values of the cars' patterns, see
-//! `dodgem::eval::learned`) with two cut points `c1 < c2`, so that the side
+//! `dodgem::eval::learned`, plus with `--hidden N` a network of N
+//! rectified linear units over the scaled features, see
+//! `dodgem::eval::net`) with two cut points `c1 < c2`, so that the side
 //! to move loses with probability `σ(c1 - s)`, wins with `1 - σ(c2 - s)`
 //! and draws otherwise. The fit minimises the negative log-likelihood
-//! (each source of positions weighted equally, an L2 penalty on the
-//! pattern values) with Adam over shuffled mini-batches. The evaluation is
-//! `s` less the middle of the cut points, times [`SCALE`]: 0 is the middle
-//! of the draw band.
+//! (each source of positions weighted equally, L2 penalties on the
+//! pattern values and the network's weights) with Adam over shuffled
+//! mini-batches. The evaluation is `s` less the middle of the cut points,
+//! times [`SCALE`]: 0 is the middle of the draw band.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufWriter, Write};
@@ -38,7 +42,7 @@ use std::sync::Mutex;
 
 use clap::Parser;
 use dodgem::Position;
-use dodgem::eval::{self, Evaluation, learned};
+use dodgem::eval::{self, Evaluation, learned, net};
 use dodgem::notation::{format_position, parse_position};
 use dodgem::solver::{Dtz, Tables};
 use dodgem::strength::sample::{self, SelfPlay, sample_key};
@@ -69,9 +73,15 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Keep the positions in this file: read it if it exists (then
-    /// `--tables` is not needed), else collect them and write it.
+    /// `--tables` is not needed), else collect them and write it. Give
+    /// it more than once to fit to several files' positions together
+    /// (at most one of them new).
     #[arg(long, value_name = "FILE")]
-    data: Option<PathBuf>,
+    data: Vec<PathBuf>,
+    /// Leave out the sources whose name contains this text (such as
+    /// `5x5`, for a fit that has never seen a 5 x 5 position).
+    #[arg(long, value_name = "TEXT")]
+    skip: Vec<String>,
     /// Passes over the training positions.
     #[arg(long, default_value_t = 30)]
     epochs: usize,
@@ -92,6 +102,15 @@ struct Args {
     /// (0: the linear model of `Evaluation learned`).
     #[arg(long, default_value_t = 0)]
     hidden: usize,
+    /// Hold out every position of the sources whose name contains this
+    /// text (such as `6x6`): they test the fit and take no part in it.
+    #[arg(long, value_name = "TEXT")]
+    held_out: Vec<String>,
+    /// An experiment: feed the network the raw features, not the scaled
+    /// ones the engine computes (`dodgem::eval::net::inputs`); such a fit
+    /// cannot be written.
+    #[arg(long)]
+    raw_inputs: bool,
     /// L2 penalty on the network's weights.
     #[arg(long, default_value_t = 1e-5)]
     net_l2: f64,
@@ -284,6 +303,8 @@ fn read_data(path: &Path) -> Result<Data, String> {
 /// patterns (ours below `P`, theirs from `P`).
 struct Example {
     z: [f32; F],
+    /// The network's inputs (`dodgem::eval::net::inputs`), standardised.
+    x: [f32; F],
     patterns: Vec<u16>,
     y: u8,
     source: usize,
@@ -296,6 +317,11 @@ struct Example {
 /// The inputs of the learned model: the standardised features.
 fn features_of(e: &Example) -> &[f32] {
     &e.z
+}
+
+/// The inputs of the network: its scaled, standardised features.
+fn net_inputs_of(e: &Example) -> &[f32] {
+    &e.x
 }
 
 /// The input of the comparison model: the race evaluation.
@@ -414,7 +440,7 @@ impl Model {
 
     /// The score, and the hidden units' activations into `hidden` (as
     /// many as the model has).
-    fn forward(&self, z: &[f32], patterns: &[u16], hidden: &mut [f64]) -> f64 {
+    fn forward(&self, z: &[f32], x: &[f32], patterns: &[u16], hidden: &mut [f64]) -> f64 {
         let linear: f64 = self
             .linear()
             .iter()
@@ -429,8 +455,8 @@ impl Model {
             let a = unit[self.inputs]
                 + unit[..self.inputs]
                     .iter()
-                    .zip(z)
-                    .map(|(w, &z)| w * f64::from(z))
+                    .zip(x)
+                    .map(|(w, &x)| w * f64::from(x))
                     .sum::<f64>();
             *h = a.max(0.0);
             net += out * *h;
@@ -438,9 +464,9 @@ impl Model {
         linear + cars + net
     }
 
-    fn score(&self, z: &[f32], patterns: &[u16]) -> f64 {
+    fn score(&self, z: &[f32], x: &[f32], patterns: &[u16]) -> f64 {
         let mut hidden = vec![0.0; self.hidden];
-        self.forward(z, patterns, &mut hidden)
+        self.forward(z, x, patterns, &mut hidden)
     }
 }
 
@@ -501,8 +527,8 @@ fn fit(
             for &i in batch {
                 let e = &examples[i];
                 let patterns: &[u16] = if use_patterns { &e.patterns } else { &[] };
-                let z = z_of(e);
-                let s = model.forward(z, patterns, &mut activations);
+                let (z, x) = (z_of(e), net_inputs_of(e));
+                let s = model.forward(z, x, patterns, &mut activations);
                 let (_, ds, dc1, dc2) = loss(s, c1, c2, e.y);
                 let g = e.weight * norm * ds;
                 for (k, &z) in z.iter().enumerate() {
@@ -519,8 +545,8 @@ fn fit(
                     if h > 0.0 {
                         let back = g * model.params[output_at + j];
                         let at = net_at + j * (inputs + 1);
-                        for (k, &z) in z.iter().enumerate() {
-                            grad[at + k] += back * f64::from(z);
+                        for (k, &x) in x.iter().enumerate() {
+                            grad[at + k] += back * f64::from(x);
                         }
                         grad[at + inputs] += back;
                     }
@@ -528,13 +554,17 @@ fn fit(
             }
             // The penalties, spread over the steps of an epoch.
             let share = batch_weight / train_weight * steps_per_epoch as f64;
-            if use_patterns {
-                for k in patterns_at..net_at {
-                    grad[k] += args.l2 * share * model.params[k];
+            let penalties = [
+                (
+                    patterns_at..net_at,
+                    if use_patterns { args.l2 } else { 0.0 },
+                ),
+                (net_at..total, args.net_l2),
+            ];
+            for (range, l2) in penalties {
+                for (g, value) in grad[range.clone()].iter_mut().zip(&model.params[range]) {
+                    *g += l2 * share * value;
                 }
-            }
-            for k in net_at..total {
-                grad[k] += args.net_l2 * share * model.params[k];
             }
             for k in 0..total {
                 if grad[k] == 0.0 && m[k] == 0.0 {
@@ -564,7 +594,7 @@ fn measure(
     let mut out = vec![(0.0, 0.0, 0usize); sources];
     for e in examples.iter().filter(|e| e.held_out == held_out) {
         let patterns: &[u16] = if use_patterns { &e.patterns } else { &[] };
-        let s = model.score(z_of(e), patterns);
+        let s = model.score(z_of(e), net_inputs_of(e), patterns);
         let entry = &mut out[e.source];
         entry.0 += loss(s, c1, c2, e.y).0;
         entry.1 += f64::from(u8::from(predict(s, c1, c2) == e.y));
@@ -588,56 +618,127 @@ fn rust_array(values: &[i32], per_line: usize) -> String {
     out
 }
 
+/// The positions of the `--data` files that exist, and those collected
+/// from `--tables` (written to the one that does not), less the sources
+/// `--skip` names.
+fn load(args: &Args) -> Result<Data, String> {
+    let missing: Vec<&PathBuf> = args.data.iter().filter(|p| !p.exists()).collect();
+    if missing.len() > 1 {
+        return Err("at most one --data file can be new".into());
+    }
+    let mut parts = Vec::new();
+    for path in args.data.iter().filter(|p| p.exists()) {
+        parts.push(read_data(path)?);
+    }
+    if !args.tables.is_empty() || parts.is_empty() {
+        let data = collect(args)?;
+        if let Some(path) = missing.first() {
+            write_data(path, &data)?;
+        }
+        parts.push(data);
+    }
+    let mut data = Data {
+        sources: Vec::new(),
+        records: Vec::new(),
+    };
+    for part in parts {
+        // Each source kept gets the next number; the others none.
+        let numbers: Vec<Option<usize>> = part
+            .sources
+            .iter()
+            .map(|name| {
+                (!args.skip.iter().any(|s| name.contains(s.as_str()))).then(|| {
+                    data.sources.push(name.clone());
+                    data.sources.len() - 1
+                })
+            })
+            .collect();
+        for mut record in part.records {
+            let number = numbers
+                .get(record.source)
+                .ok_or("a position names a source the file does not list")?;
+            if let Some(number) = *number {
+                record.source = number;
+                data.records.push(record);
+            }
+        }
+    }
+    Ok(data)
+}
+
 fn main() -> Result<(), String> {
     let args = Args::parse();
-    let data = match &args.data {
-        Some(path) if path.exists() => read_data(path)?,
-        other => {
-            let data = collect(&args)?;
-            if let Some(path) = other {
-                write_data(path, &data)?;
-            }
-            data
-        }
-    };
+    if args.raw_inputs && args.write.is_some() {
+        return Err(
+            "the engine scales the network's inputs: --raw-inputs fits cannot be written".into(),
+        );
+    }
+    let data = load(&args)?;
     let sources = data.sources.len();
+    // Sources that only test: every position held out.
+    let testing: Vec<bool> = data
+        .sources
+        .iter()
+        .map(|name| args.held_out.iter().any(|t| name.contains(t.as_str())))
+        .collect();
     let mut per_source = vec![0usize; sources];
     let mut raw = Vec::with_capacity(data.records.len());
     for r in &data.records {
-        let held_out = sample_key(args.seed ^ SPLIT_SALT, &r.position).is_multiple_of(5);
+        let held_out =
+            testing[r.source] || sample_key(args.seed ^ SPLIT_SALT, &r.position).is_multiple_of(5);
         if !held_out {
             per_source[r.source] += 1;
         }
         let (features, patterns) = learned::analyse(&r.position);
+        let inputs = if args.raw_inputs {
+            features.map(|f| f as f32)
+        } else {
+            net::inputs(&features, r.position.size())
+        };
         let mut list: Vec<u16> = patterns.ours().to_vec();
         list.extend(patterns.theirs().iter().map(|&p| p + P as u16));
-        raw.push((features, list, held_out));
+        raw.push((
+            features.map(f64::from),
+            inputs.map(f64::from),
+            list,
+            held_out,
+        ));
     }
     // Standardise by the training positions (each source weighs the same).
     let weight_of = |source: usize| 1.0 / (per_source[source].max(1) * sources) as f64;
-    let mut mean = [0.0f64; F];
-    let mut deviation = [0.0f64; F];
-    for (r, (features, _, held_out)) in data.records.iter().zip(&raw) {
-        if !held_out {
-            for i in 0..F {
-                mean[i] += weight_of(r.source) * f64::from(features[i]);
+    let standardise = |column: &dyn Fn(usize) -> [f64; F]| {
+        let mut mean = [0.0f64; F];
+        let mut deviation = [0.0f64; F];
+        for (k, (r, row)) in data.records.iter().zip(&raw).enumerate() {
+            if !row.3 {
+                let values = column(k);
+                for i in 0..F {
+                    mean[i] += weight_of(r.source) * values[i];
+                }
             }
         }
-    }
-    for (r, (features, _, held_out)) in data.records.iter().zip(&raw) {
-        if !held_out {
-            for i in 0..F {
-                deviation[i] += weight_of(r.source) * (f64::from(features[i]) - mean[i]).powi(2);
+        for (k, (r, row)) in data.records.iter().zip(&raw).enumerate() {
+            if !row.3 {
+                let values = column(k);
+                for i in 0..F {
+                    deviation[i] += weight_of(r.source) * (values[i] - mean[i]).powi(2);
+                }
             }
         }
-    }
-    let deviation = deviation.map(|v| if v > 1e-12 { v.sqrt() } else { 1.0 });
+        (
+            mean,
+            deviation.map(|v| if v > 1e-12 { v.sqrt() } else { 1.0 }),
+        )
+    };
+    let (mean, deviation) = standardise(&|k| raw[k].0);
+    let (net_mean, net_deviation) = standardise(&|k| raw[k].1);
     let examples: Vec<Example> = data
         .records
         .iter()
         .zip(raw)
-        .map(|(r, (features, patterns, held_out))| Example {
-            z: std::array::from_fn(|i| ((f64::from(features[i]) - mean[i]) / deviation[i]) as f32),
+        .map(|(r, (features, inputs, patterns, held_out))| Example {
+            z: std::array::from_fn(|i| ((features[i] - mean[i]) / deviation[i]) as f32),
+            x: std::array::from_fn(|i| ((inputs[i] - net_mean[i]) / net_deviation[i]) as f32),
             patterns,
             y: r.y,
             source: r.source,
@@ -741,7 +842,7 @@ fn main() -> Result<(), String> {
             text.push_str("];\n");
         }
         if args.hidden > 0 {
-            text.push_str(&network_text(&model, &mean, &deviation));
+            text.push_str(&network_text(&model, &net_mean, &net_deviation));
         }
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("wrote {}", path.display());

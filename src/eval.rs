@@ -16,10 +16,10 @@
 //!   is blocked by an opponent's car and a small bonus for the side to
 //!   move. Driving a car off is always progress here, whereas the textbook
 //!   function scores an exit as a loss of the car's square value.
-//! - [`Evaluation::Learned`] (the default): board-size-independent
-//!   features weighted by a fit to solved results ([`learned`]).
-//! - [`Evaluation::Net`]: the same model with a small neural network over
-//!   its features added, fitted together ([`net`]).
+//! - [`Evaluation::Learned`]: features that mean the same on every board
+//!   size, weighted by a fit to solved results ([`learned`]).
+//! - [`Evaluation::Net`] (the default): the same model with a small
+//!   neural network over its features added, fitted together ([`net`]).
 
 pub mod learned;
 pub mod net;
@@ -36,9 +36,9 @@ pub enum Evaluation {
     /// Moves-to-go race with blocking penalties (see the module docs).
     Race,
     /// Features weighted by a fit to solved results (see [`learned`]).
-    #[default]
     Learned,
     /// The learned model with a small network added (see [`net`]).
+    #[default]
     Net,
 }
 

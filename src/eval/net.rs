@@ -29,15 +29,47 @@ pub const LINEAR: Weights = Weights {
 /// The network evaluation from the side to move's point of view.
 pub fn evaluate(position: &Position) -> i32 {
     let (f, patterns) = learned::analyse(position);
-    (learned::linear(&LINEAR, &f, &patterns) + network(&f)).clamp(-MAX_EVAL, MAX_EVAL)
+    let net = network(&f, position.size());
+    (learned::linear(&LINEAR, &f, &patterns) + net).clamp(-MAX_EVAL, MAX_EVAL)
 }
 
-/// What the hidden units add to the linear score, in evaluation units.
-pub fn network(features: &[i32; FEATURES]) -> i32 {
+/// How a feature is scaled for the network, so that its inputs span the
+/// same range on every board (a weighted sum extrapolates to larger
+/// boards gracefully, a network does not): counts of cars (cars blocked,
+/// mobility...) per car a side starts with, moves to go per move a side
+/// needs at the start, counts of pairs of cars per pair; the race lead
+/// and its bands as they are (a tempo is a tempo on every board).
+const fn scale_class(i: usize) -> u8 {
+    let n = learned::SIDE_FEATURES.len();
+    match i {
+        0 => 2,
+        i if i < n => 1,
+        i if i == n => 2,
+        i if i < 2 * n => 1,
+        i if i < 2 * n + 3 => 3,
+        _ => 0,
+    }
+}
+
+/// The network's inputs for the features of a position on a board of
+/// `size` (see [`scale_class`]).
+pub fn inputs(features: &[i32; FEATURES], size: usize) -> [f32; FEATURES] {
+    let cars = (size - 1) as f32;
+    let per = [
+        1.0,
+        1.0 / cars,
+        1.0 / (cars * size as f32),
+        1.0 / (cars * cars),
+    ];
+    std::array::from_fn(|i| features[i] as f32 * per[usize::from(scale_class(i))])
+}
+
+/// What the hidden units add to the linear score, in evaluation units,
+/// for the features of a position on a board of `size`.
+pub fn network(features: &[i32; FEATURES], size: usize) -> i32 {
     let mut units = HIDDEN_BIASES;
-    for (row, &x) in HIDDEN_WEIGHTS.iter().zip(features) {
-        if x != 0 {
-            let x = x as f32;
+    for (row, &x) in HIDDEN_WEIGHTS.iter().zip(&inputs(features, size)) {
+        if x != 0.0 {
             for (unit, &w) in units.iter_mut().zip(row) {
                 *unit += w * x;
             }
@@ -55,7 +87,8 @@ pub fn network(features: &[i32; FEATURES]) -> i32 {
 /// network's: they add up to [`evaluate`] (short of its bound).
 pub fn contributions(position: &Position) -> Vec<(String, i32)> {
     let mut out = learned::contributions(&LINEAR, position);
-    out.push(("network".into(), network(&learned::features(position))));
+    let net = network(&learned::features(position), position.size());
+    out.push(("network".into(), net));
     out
 }
 
@@ -67,12 +100,13 @@ mod tests {
     use crate::notation::parse_position;
 
     /// The network by the textbook formula, one unit at a time in `f64`.
-    fn network_by_units(features: &[i32; FEATURES]) -> f64 {
+    fn network_by_units(features: &[i32; FEATURES], size: usize) -> f64 {
+        let x = inputs(features, size);
         (0..HIDDEN)
             .map(|j| {
                 let a = f64::from(HIDDEN_BIASES[j])
                     + (0..FEATURES)
-                        .map(|i| f64::from(HIDDEN_WEIGHTS[i][j]) * f64::from(features[i]))
+                        .map(|i| f64::from(HIDDEN_WEIGHTS[i][j]) * f64::from(x[i]))
                         .sum::<f64>();
                 f64::from(OUTPUT_WEIGHTS[j]) * a.max(0.0)
             })
@@ -88,9 +122,10 @@ mod tests {
             "6/B2W2/1B4/2B1W1/B2W2/1W3B w",
             "B2/B2/1WW b",
         ] {
-            let f = learned::features(&parse_position(text).unwrap());
-            let fast = f64::from(network(&f));
-            let slow = network_by_units(&f);
+            let position = parse_position(text).unwrap();
+            let f = learned::features(&position);
+            let fast = f64::from(network(&f, position.size()));
+            let slow = network_by_units(&f, position.size());
             assert!((fast - slow).abs() <= 1.0, "{text}: {fast} against {slow}");
         }
     }
