@@ -147,6 +147,23 @@ mod tests {
     }
 
     #[test]
+    fn inputs_span_the_same_range_on_every_board() {
+        // At the start each side needs n moves for each of its n - 1
+        // cars: scaled, one move per move needed and one car per car.
+        let n = learned::SIDE_FEATURES.len();
+        for size in crate::board::MIN_SIZE..=crate::board::MAX_SIZE {
+            let start = Position::start(size);
+            let x = inputs(&learned::features(&start), size);
+            for side in [0, n] {
+                assert_eq!(x[side], 1.0, "moves to go, {size} x {size}");
+                assert_eq!(x[side + 1], 1.0, "cars, {size} x {size}");
+            }
+            // The race lead is not scaled: a tempo is a tempo.
+            assert_eq!(x[2 * n + 3], 0.0);
+        }
+    }
+
+    #[test]
     fn contributions_add_up() {
         for text in ["BW3/2B2/2W1B/B4/3W1 b", "1W3/2BBB/4W/2WWB/5 w"] {
             let position = parse_position(text).unwrap();
