@@ -3,11 +3,13 @@
 //! This is how `race` was chosen over `textbook` (see README).
 //!
 //! ```text
-//! cargo run --release --example evalmatch -- [size] [games] [nodes] [rules] [first] [second]
+//! cargo run --release --example evalmatch -- [size] [games] [nodes] [rules] [first] [second] [nodes2]
 //! ```
 //!
 //! `first` and `second` name the evaluations (default `race` and
-//! `textbook`).
+//! `textbook`); `nodes2`, if given, is the second's node budget (to give
+//! a costlier evaluation's opponent the nodes it could search in the same
+//! instructions).
 
 use dodgem::board::{Color, Rules};
 use dodgem::eval::Evaluation;
@@ -29,10 +31,9 @@ impl Rng {
 /// Plays one game; returns the winner's colour, or `None` for a draw.
 fn play(
     opening: Position,
-    black: Evaluation,
-    white: Evaluation,
+    black: (Evaluation, u64),
+    white: (Evaluation, u64),
     rules: Rules,
-    nodes: u64,
 ) -> Option<Color> {
     let mut game = Game::new(opening);
     let mut tables = [Tables::new(16), Tables::new(16)];
@@ -44,7 +45,7 @@ fn play(
             };
         }
         let side = game.position().side_to_move();
-        let evaluation = if side == Color::Black { black } else { white };
+        let (evaluation, nodes) = if side == Color::Black { black } else { white };
         let request = Request {
             position: *game.position(),
             history: game.history(),
@@ -85,6 +86,7 @@ fn main() {
     };
     let first = evaluation(4, Evaluation::Race);
     let second = evaluation(5, Evaluation::Textbook);
+    let nodes2: u64 = args.get(6).map_or(nodes, |a| a.parse().expect("nodes2"));
     let mut rng = Rng(0x00D0_D6E3 + size as u64);
     let (mut wins, mut losses, mut draws) = (0, 0, 0);
     for _ in 0..games / 2 {
@@ -95,10 +97,10 @@ fn main() {
         }
         for first_plays in [Color::Black, Color::White] {
             let (black, white) = match first_plays {
-                Color::Black => (first, second),
-                Color::White => (second, first),
+                Color::Black => ((first, nodes), (second, nodes2)),
+                Color::White => ((second, nodes2), (first, nodes)),
             };
-            match play(opening, black, white, rules, nodes) {
+            match play(opening, black, white, rules) {
                 Some(winner) if winner == first_plays => wins += 1,
                 Some(_) => losses += 1,
                 None => draws += 1,
@@ -108,7 +110,7 @@ fn main() {
     let played = wins + losses + draws;
     let points = wins as f64 + draws as f64 / 2.0;
     println!(
-        "{size}x{size} {} {nodes} nodes/move: {} {wins} - {} {losses} - draws {draws} ({:.1}% for {}, {played} games)",
+        "{size}x{size} {} {nodes}/{nodes2} nodes/move: {} {wins} - {} {losses} - draws {draws} ({:.1}% for {}, {played} games)",
         rules.name(),
         first.name(),
         second.name(),

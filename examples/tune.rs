@@ -1,7 +1,8 @@
-//! The tuner of the learned evaluation (`Evaluation learned`): fits its
-//! weights to the solved results of positions drawn from layered tables,
-//! checks them on positions held out of the fit, and writes them to
-//! `src/eval/weights.rs`.
+//! The tuner of the learned evaluations (`Evaluation learned` and
+//! `Evaluation net`): fits their weights to the solved results of
+//! positions drawn from layered tables, checks them on positions held out
+//! of the fit, and writes them to `src/eval/weights.rs` (learned) or
+//! `src/eval/net_weights.rs` (net, with `--hidden N`).
 //!
 //! ```text
 //! cargo run --release --example tune -- \
@@ -10,24 +11,29 @@
 //!     --write src/eval/weights.rs
 //! ```
 //!
-//! Each `--tables DIR:RATE` walks every position reachable from the start
-//! of that board (see `dodgem::strength::walk`) and keeps each with
-//! probability RATE, and adds the distinct positions of `--games`
-//! self-play games on that board. A fifth of all positions (chosen by a
-//! hash of the position, so the same ones every run) are held out.
-//! `--data FILE` keeps the positions in a file (written by the first run,
-//! read by the next), so a run that only changes the model skips the
-//! walks and the games.
+//! Each `--tables DIR:RATE:GAMES` walks every position reachable from the
+//! start of that board (see `dodgem::strength::walk`) and keeps each with
+//! probability RATE (0: no walk, for boards too large to walk, such as
+//! 6 x 6), and adds the distinct positions of GAMES (by default
+//! `--games`) self-play games on that board, probed in the tables layer
+//! by layer. A fifth of all positions (chosen by a hash of the position,
+//! so the same ones every run) are held out, and every position of the
+//! sources `--held-out` names. `--data FILE` keeps the positions in a file
+//! (written by the first run, read by the next), so a run that only
+//! changes the model skips the walks and the games; several `--data`
+//! files are fitted together, less the sources `--skip` names.
 //!
 //! The model is an ordered logistic regression: a score `s` (the linear
 //! features plus the values of the cars' patterns, see
-//! `dodgem::eval::learned`) with two cut points `c1 < c2`, so that the side
+//! `dodgem::eval::learned`, plus with `--hidden N` a network of N
+//! rectified linear units over the scaled features, see
+//! `dodgem::eval::net`) with two cut points `c1 < c2`, so that the side
 //! to move loses with probability `σ(c1 - s)`, wins with `1 - σ(c2 - s)`
 //! and draws otherwise. The fit minimises the negative log-likelihood
-//! (each source of positions weighted equally, an L2 penalty on the
-//! pattern values) with Adam over shuffled mini-batches. The evaluation is
-//! `s` less the middle of the cut points, times [`SCALE`]: 0 is the middle
-//! of the draw band.
+//! (each source of positions weighted equally, L2 penalties on the
+//! pattern values and the network's weights) with Adam over shuffled
+//! mini-batches. The evaluation is `s` less the middle of the cut points,
+//! times [`SCALE`]: 0 is the middle of the draw band.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufWriter, Write};
@@ -36,7 +42,7 @@ use std::sync::Mutex;
 
 use clap::Parser;
 use dodgem::Position;
-use dodgem::eval::{self, Evaluation, learned};
+use dodgem::eval::{self, Evaluation, learned, net};
 use dodgem::notation::{format_position, parse_position};
 use dodgem::solver::{Dtz, Tables};
 use dodgem::strength::sample::{self, SelfPlay, sample_key};
@@ -51,9 +57,10 @@ const SCALE: f64 = 100.0;
 #[derive(Parser)]
 #[command(about = "Fit the learned evaluation's weights to solved tables")]
 struct Args {
-    /// A directory of layered tables of a whole board, and the share of
-    /// its reachable positions to use: `DIR:RATE` (RATE 1 by default).
-    #[arg(long, value_name = "DIR[:RATE]")]
+    /// A directory of layered tables of a whole board, the share of its
+    /// reachable positions to use (RATE, 1 by default; 0 for none) and
+    /// the number of self-play games (GAMES, `--games` by default).
+    #[arg(long, value_name = "DIR[:RATE[:GAMES]]")]
     tables: Vec<String>,
     /// Self-play games per table directory, whose distinct positions are
     /// used too.
@@ -66,9 +73,15 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Keep the positions in this file: read it if it exists (then
-    /// `--tables` is not needed), else collect them and write it.
+    /// `--tables` is not needed), else collect them and write it. Give
+    /// it more than once to fit to several files' positions together
+    /// (at most one of them new).
     #[arg(long, value_name = "FILE")]
-    data: Option<PathBuf>,
+    data: Vec<PathBuf>,
+    /// Leave out the sources whose name contains this text (such as
+    /// `5x5`, for a fit that has never seen a 5 x 5 position).
+    #[arg(long, value_name = "TEXT")]
+    skip: Vec<String>,
     /// Passes over the training positions.
     #[arg(long, default_value_t = 30)]
     epochs: usize,
@@ -84,10 +97,28 @@ struct Args {
     /// Fit the linear features only (all pattern values 0).
     #[arg(long)]
     no_patterns: bool,
+    /// Add a network to the model: this many hidden units (ReLU) over the
+    /// standardised features, on top of the linear terms and the patterns
+    /// (0: the linear model of `Evaluation learned`).
+    #[arg(long, default_value_t = 0)]
+    hidden: usize,
+    /// Hold out every position of the sources whose name contains this
+    /// text (such as `6x6`): they test the fit and take no part in it.
+    #[arg(long, value_name = "TEXT")]
+    held_out: Vec<String>,
+    /// An experiment: feed the network the raw features, not the scaled
+    /// ones the engine computes (`dodgem::eval::net::inputs`); such a fit
+    /// cannot be written.
+    #[arg(long)]
+    raw_inputs: bool,
+    /// L2 penalty on the network's weights.
+    #[arg(long, default_value_t = 1e-5)]
+    net_l2: f64,
     /// Threads for the walks and the games.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-    /// Write the fitted weights to this Rust file.
+    /// Write the fitted weights to this Rust file (`src/eval/weights.rs`
+    /// for the linear model, `src/eval/net_weights.rs` with `--hidden`).
     #[arg(long, value_name = "FILE")]
     write: Option<PathBuf>,
 }
@@ -123,64 +154,75 @@ fn collect(args: &Args) -> Result<Data, String> {
         return Err("give --tables (or --data with a file from an earlier run)".into());
     }
     for spec in &args.tables {
-        let (dir, rate) = match spec.rsplit_once(':') {
-            Some((dir, rate)) => (
-                dir,
-                rate.parse::<f64>()
-                    .map_err(|e| format!("bad rate in {spec}: {e}"))?,
-            ),
-            None => (spec.as_str(), 1.0),
+        let mut fields = spec.split(':');
+        let dir = fields.next().unwrap_or_default();
+        let rate = match fields.next() {
+            Some(rate) => rate
+                .parse::<f64>()
+                .map_err(|e| format!("bad rate in {spec}: {e}"))?,
+            None => 1.0,
         };
-        if !(rate > 0.0 && rate <= 1.0) {
-            return Err(format!("the rate in {spec} must be in (0, 1]"));
+        let games = match fields.next() {
+            Some(games) => games
+                .parse::<usize>()
+                .map_err(|e| format!("bad number of games in {spec}: {e}"))?,
+            None => args.games,
+        };
+        if !(0.0..=1.0).contains(&rate) {
+            return Err(format!("the rate in {spec} must be in [0, 1]"));
         }
         let tables = Tables::open(Path::new(dir)).map_err(|e| e.to_string())?;
         let kind = tables.kind();
         let n = kind.size;
-        let threshold = (rate * u64::MAX as f64) as u64;
-        let source = data.sources.len();
-        let found = Mutex::new(Vec::new());
-        let seed = args.seed;
-        walk(
-            &tables,
-            args.threads,
-            &|reached| {
-                if sample_key(seed, &reached.position) <= threshold
-                    && reached.position.count_moves() > 0
-                {
-                    found.lock().unwrap().push(Record {
-                        source,
-                        position: reached.position,
-                        y: result_of(reached.value),
-                    });
-                }
-            },
-            &mut |_, _| {},
-        )
-        .map_err(|e| e.to_string())?;
-        let mut records = found.into_inner().unwrap();
-        // The walk's threads add in any order: sort for a reproducible fit.
-        records.sort_by_key(|r| sample_key(seed, &r.position));
-        eprintln!("{dir}: {} reachable positions", records.len());
-        data.records.extend(records);
-        data.sources
-            .push(format!("{n}x{n} {} reachable", kind.rules.name()));
-        if args.games > 0 {
+        if rate > 0.0 {
+            let threshold = (rate * u64::MAX as f64) as u64;
+            let source = data.sources.len();
+            let found = Mutex::new(Vec::new());
+            let seed = args.seed;
+            walk(
+                &tables,
+                args.threads,
+                &|reached| {
+                    if sample_key(seed, &reached.position) <= threshold
+                        && reached.position.count_moves() > 0
+                    {
+                        found.lock().unwrap().push(Record {
+                            source,
+                            position: reached.position,
+                            y: result_of(reached.value),
+                        });
+                    }
+                },
+                &mut |_, _| {},
+            )
+            .map_err(|e| e.to_string())?;
+            let mut records = found.into_inner().unwrap();
+            // The walk's threads add in any order: sort for a reproducible fit.
+            records.sort_by_key(|r| sample_key(seed, &r.position));
+            eprintln!("{dir}: {} reachable positions", records.len());
+            data.records.extend(records);
+            data.sources
+                .push(format!("{n}x{n} {} reachable", kind.rules.name()));
+        }
+        if games > 0 {
             let plan = SelfPlay {
                 size: n,
                 rules: kind.rules,
-                games: args.games,
+                games,
                 opening_plies: 4,
                 nodes: args.game_nodes,
                 seed: args.seed,
                 threads: args.threads,
             };
             let source = data.sources.len();
-            let mut count = 0;
-            for position in sample::self_play(&plan, &|| {})? {
-                if position.count_moves() == 0 {
-                    continue;
-                }
+            let mut positions: Vec<Position> = sample::self_play(&plan, &|| {})?
+                .into_iter()
+                .filter(|p| p.count_moves() > 0)
+                .collect();
+            // Layer by layer, so that each layer's file is read once (the
+            // 6 x 6 tables hold far more than memory does).
+            positions.sort_by_key(|p| tables.shape().locate(p));
+            for position in positions {
                 let value = tables
                     .probe(&position)
                     .map_err(|e| e.to_string())?
@@ -190,8 +232,8 @@ fn collect(args: &Args) -> Result<Data, String> {
                     position,
                     y: result_of(value),
                 });
-                count += 1;
             }
+            let count = data.records.iter().filter(|r| r.source == source).count();
             eprintln!("{dir}: {count} self-play positions");
             data.sources
                 .push(format!("{n}x{n} {} games", kind.rules.name()));
@@ -261,6 +303,8 @@ fn read_data(path: &Path) -> Result<Data, String> {
 /// patterns (ours below `P`, theirs from `P`).
 struct Example {
     z: [f32; F],
+    /// The network's inputs (`dodgem::eval::net::inputs`), standardised.
+    x: [f32; F],
     patterns: Vec<u16>,
     y: u8,
     source: usize,
@@ -273,6 +317,11 @@ struct Example {
 /// The inputs of the learned model: the standardised features.
 fn features_of(e: &Example) -> &[f32] {
     &e.z
+}
+
+/// The inputs of the network: its scaled, standardised features.
+fn net_inputs_of(e: &Example) -> &[f32] {
+    &e.x
 }
 
 /// The input of the comparison model: the race evaluation.
@@ -320,37 +369,104 @@ fn predict(s: f64, c1: f64, c2: f64) -> u8 {
     }
 }
 
-/// Parameters: linear weights on standardised features, pattern values,
-/// the first cut point and the log of the gap to the second.
+/// Parameters, in one vector for the optimiser: linear weights on the
+/// inputs, the first cut point and the log of the gap to the second, the
+/// pattern values (ours, then theirs), then the network's: for each hidden
+/// unit its weights on the inputs and its bias, then the output weight of
+/// each unit.
 #[derive(Clone)]
 struct Model {
-    w: Vec<f64>,
-    patterns: Vec<f64>,
-    c1: f64,
-    gap: f64,
+    inputs: usize,
+    hidden: usize,
+    params: Vec<f64>,
 }
 
 impl Model {
-    fn new(inputs: usize) -> Model {
-        Model {
-            w: vec![0.0; inputs],
-            patterns: vec![0.0; 2 * P],
-            c1: -1.0,
-            gap: 0.7,
+    fn new(inputs: usize, hidden: usize, rng: &mut Rng) -> Model {
+        let mut model = Model {
+            inputs,
+            hidden,
+            params: vec![0.0; inputs + 2 + 2 * P + hidden * (inputs + 2)],
+        };
+        model.params[inputs] = -1.0;
+        model.params[inputs + 1] = 0.7;
+        // Hidden weights drawn uniformly with the variance He et al. give
+        // ReLU units; output weights start at 0 (the linear model's start).
+        let bound = (6.0 / inputs as f64).sqrt();
+        let first = model.net_start();
+        for j in 0..hidden {
+            for i in 0..inputs {
+                let u = rng.below(1 << 20) as f64 / f64::from(1 << 20);
+                model.params[first + j * (inputs + 1) + i] = bound * (2.0 * u - 1.0);
+            }
         }
+        model
     }
 
     fn cuts(&self) -> (f64, f64) {
-        (self.c1, self.c1 + self.gap.exp())
+        let c1 = self.params[self.inputs];
+        (c1, c1 + self.params[self.inputs + 1].exp())
     }
 
-    fn score(&self, z: &[f32], patterns: &[u16]) -> f64 {
-        let linear: f64 = self.w.iter().zip(z).map(|(w, &z)| w * f64::from(z)).sum();
-        let cars: f64 = patterns
+    fn pattern_start(&self) -> usize {
+        self.inputs + 2
+    }
+
+    fn net_start(&self) -> usize {
+        self.pattern_start() + 2 * P
+    }
+
+    fn output_start(&self) -> usize {
+        self.net_start() + self.hidden * (self.inputs + 1)
+    }
+
+    fn linear(&self) -> &[f64] {
+        &self.params[..self.inputs]
+    }
+
+    fn patterns(&self) -> &[f64] {
+        &self.params[self.pattern_start()..self.net_start()]
+    }
+
+    /// Hidden unit `j`'s weights on the inputs, then its bias.
+    fn unit(&self, j: usize) -> &[f64] {
+        let at = self.net_start() + j * (self.inputs + 1);
+        &self.params[at..at + self.inputs + 1]
+    }
+
+    fn output(&self) -> &[f64] {
+        &self.params[self.output_start()..]
+    }
+
+    /// The score, and the hidden units' activations into `hidden` (as
+    /// many as the model has).
+    fn forward(&self, z: &[f32], x: &[f32], patterns: &[u16], hidden: &mut [f64]) -> f64 {
+        let linear: f64 = self
+            .linear()
             .iter()
-            .map(|&p| self.patterns[usize::from(p)])
+            .zip(z)
+            .map(|(w, &z)| w * f64::from(z))
             .sum();
-        linear + cars
+        let values = self.patterns();
+        let cars: f64 = patterns.iter().map(|&p| values[usize::from(p)]).sum();
+        let mut net = 0.0;
+        for (j, (h, &out)) in hidden.iter_mut().zip(self.output()).enumerate() {
+            let unit = self.unit(j);
+            let a = unit[self.inputs]
+                + unit[..self.inputs]
+                    .iter()
+                    .zip(x)
+                    .map(|(w, &x)| w * f64::from(x))
+                    .sum::<f64>();
+            *h = a.max(0.0);
+            net += out * *h;
+        }
+        linear + cars + net
+    }
+
+    fn score(&self, z: &[f32], x: &[f32], patterns: &[u16]) -> f64 {
+        let mut hidden = vec![0.0; self.hidden];
+        self.forward(z, x, patterns, &mut hidden)
     }
 }
 
@@ -367,27 +483,34 @@ impl Rng {
 }
 
 /// Adam over mini-batches of the training examples. `use_patterns` false
-/// keeps every pattern value at 0; `score` gives the inputs.
+/// keeps every pattern value at 0; `z_of` gives the inputs; `hidden` units
+/// of a network are added to the linear model.
 fn fit(
     examples: &[Example],
     inputs: usize,
+    hidden: usize,
     args: &Args,
     use_patterns: bool,
     z_of: InputsOf,
 ) -> Model {
-    let mut model = Model::new(inputs);
-    let dense = inputs + 2;
-    let total = dense + 2 * P;
+    let mut rng = Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut model = Model::new(inputs, hidden, &mut rng);
+    let total = model.params.len();
+    let (patterns_at, net_at, output_at) = (
+        model.pattern_start(),
+        model.net_start(),
+        model.output_start(),
+    );
     let (mut m, mut v) = (vec![0.0; total], vec![0.0; total]);
     let (beta1, beta2, eps) = (0.9, 0.999, 1e-8);
     let mut order: Vec<usize> = (0..examples.len())
         .filter(|&i| !examples[i].held_out)
         .collect();
     let train_weight: f64 = order.iter().map(|&i| examples[i].weight).sum();
-    let mut rng = Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let steps_per_epoch = order.len().div_ceil(args.batch);
     let all_steps = (args.epochs * steps_per_epoch).max(1);
     let mut step: i32 = 0;
+    let mut activations = vec![0.0; hidden];
     for _ in 0..args.epochs {
         for i in (1..order.len()).rev() {
             order.swap(i, rng.below(i + 1));
@@ -397,30 +520,50 @@ fn fit(
             let rate = args.rate * (1.0 - 0.9 * step as f64 / all_steps as f64);
             let mut grad = vec![0.0; total];
             let (c1, c2) = model.cuts();
+            let gap = model.params[inputs + 1].exp();
             // Each batch stands for its share of the whole training set.
             let batch_weight: f64 = batch.iter().map(|&i| examples[i].weight).sum();
             let norm = 1.0 / batch_weight.max(1e-300);
             for &i in batch {
                 let e = &examples[i];
                 let patterns: &[u16] = if use_patterns { &e.patterns } else { &[] };
-                let z = z_of(e);
-                let s = model.score(z, patterns);
+                let (z, x) = (z_of(e), net_inputs_of(e));
+                let s = model.forward(z, x, patterns, &mut activations);
                 let (_, ds, dc1, dc2) = loss(s, c1, c2, e.y);
-                let g = e.weight * norm;
+                let g = e.weight * norm * ds;
                 for (k, &z) in z.iter().enumerate() {
-                    grad[k] += g * ds * f64::from(z);
+                    grad[k] += g * f64::from(z);
                 }
-                grad[inputs] += g * (dc1 + dc2);
-                grad[inputs + 1] += g * dc2 * model.gap.exp();
+                let gc = e.weight * norm;
+                grad[inputs] += gc * (dc1 + dc2);
+                grad[inputs + 1] += gc * dc2 * gap;
                 for &p in patterns {
-                    grad[dense + usize::from(p)] += g * ds;
+                    grad[patterns_at + usize::from(p)] += g;
+                }
+                for (j, &h) in activations.iter().enumerate() {
+                    grad[output_at + j] += g * h;
+                    if h > 0.0 {
+                        let back = g * model.params[output_at + j];
+                        let at = net_at + j * (inputs + 1);
+                        for (k, &x) in x.iter().enumerate() {
+                            grad[at + k] += back * f64::from(x);
+                        }
+                        grad[at + inputs] += back;
+                    }
                 }
             }
-            if use_patterns {
-                // The penalty, spread over the steps of an epoch.
-                let l2 = args.l2 * batch_weight / train_weight * steps_per_epoch as f64;
-                for (k, value) in model.patterns.iter().enumerate() {
-                    grad[dense + k] += l2 * value;
+            // The penalties, spread over the steps of an epoch.
+            let share = batch_weight / train_weight * steps_per_epoch as f64;
+            let penalties = [
+                (
+                    patterns_at..net_at,
+                    if use_patterns { args.l2 } else { 0.0 },
+                ),
+                (net_at..total, args.net_l2),
+            ];
+            for (range, l2) in penalties {
+                for (g, value) in grad[range.clone()].iter_mut().zip(&model.params[range]) {
+                    *g += l2 * share * value;
                 }
             }
             for k in 0..total {
@@ -431,13 +574,7 @@ fn fit(
                 v[k] = beta2 * v[k] + (1.0 - beta2) * grad[k] * grad[k];
                 let mh = m[k] / (1.0 - beta1.powi(step));
                 let vh = v[k] / (1.0 - beta2.powi(step));
-                let delta = rate * mh / (vh.sqrt() + eps);
-                match k {
-                    k if k < inputs => model.w[k] -= delta,
-                    k if k == inputs => model.c1 -= delta,
-                    k if k == inputs + 1 => model.gap -= delta,
-                    k => model.patterns[k - dense] -= delta,
-                }
+                model.params[k] -= rate * mh / (vh.sqrt() + eps);
             }
         }
     }
@@ -457,7 +594,7 @@ fn measure(
     let mut out = vec![(0.0, 0.0, 0usize); sources];
     for e in examples.iter().filter(|e| e.held_out == held_out) {
         let patterns: &[u16] = if use_patterns { &e.patterns } else { &[] };
-        let s = model.score(z_of(e), patterns);
+        let s = model.score(z_of(e), net_inputs_of(e), patterns);
         let entry = &mut out[e.source];
         entry.0 += loss(s, c1, c2, e.y).0;
         entry.1 += f64::from(u8::from(predict(s, c1, c2) == e.y));
@@ -481,56 +618,127 @@ fn rust_array(values: &[i32], per_line: usize) -> String {
     out
 }
 
+/// The positions of the `--data` files that exist, and those collected
+/// from `--tables` (written to the one that does not), less the sources
+/// `--skip` names.
+fn load(args: &Args) -> Result<Data, String> {
+    let missing: Vec<&PathBuf> = args.data.iter().filter(|p| !p.exists()).collect();
+    if missing.len() > 1 {
+        return Err("at most one --data file can be new".into());
+    }
+    let mut parts = Vec::new();
+    for path in args.data.iter().filter(|p| p.exists()) {
+        parts.push(read_data(path)?);
+    }
+    if !args.tables.is_empty() || parts.is_empty() {
+        let data = collect(args)?;
+        if let Some(path) = missing.first() {
+            write_data(path, &data)?;
+        }
+        parts.push(data);
+    }
+    let mut data = Data {
+        sources: Vec::new(),
+        records: Vec::new(),
+    };
+    for part in parts {
+        // Each source kept gets the next number; the others none.
+        let numbers: Vec<Option<usize>> = part
+            .sources
+            .iter()
+            .map(|name| {
+                (!args.skip.iter().any(|s| name.contains(s.as_str()))).then(|| {
+                    data.sources.push(name.clone());
+                    data.sources.len() - 1
+                })
+            })
+            .collect();
+        for mut record in part.records {
+            let number = numbers
+                .get(record.source)
+                .ok_or("a position names a source the file does not list")?;
+            if let Some(number) = *number {
+                record.source = number;
+                data.records.push(record);
+            }
+        }
+    }
+    Ok(data)
+}
+
 fn main() -> Result<(), String> {
     let args = Args::parse();
-    let data = match &args.data {
-        Some(path) if path.exists() => read_data(path)?,
-        other => {
-            let data = collect(&args)?;
-            if let Some(path) = other {
-                write_data(path, &data)?;
-            }
-            data
-        }
-    };
+    if args.raw_inputs && args.write.is_some() {
+        return Err(
+            "the engine scales the network's inputs: --raw-inputs fits cannot be written".into(),
+        );
+    }
+    let data = load(&args)?;
     let sources = data.sources.len();
+    // Sources that only test: every position held out.
+    let testing: Vec<bool> = data
+        .sources
+        .iter()
+        .map(|name| args.held_out.iter().any(|t| name.contains(t.as_str())))
+        .collect();
     let mut per_source = vec![0usize; sources];
     let mut raw = Vec::with_capacity(data.records.len());
     for r in &data.records {
-        let held_out = sample_key(args.seed ^ SPLIT_SALT, &r.position).is_multiple_of(5);
+        let held_out =
+            testing[r.source] || sample_key(args.seed ^ SPLIT_SALT, &r.position).is_multiple_of(5);
         if !held_out {
             per_source[r.source] += 1;
         }
         let (features, patterns) = learned::analyse(&r.position);
+        let inputs = if args.raw_inputs {
+            features.map(|f| f as f32)
+        } else {
+            net::inputs(&features, r.position.size())
+        };
         let mut list: Vec<u16> = patterns.ours().to_vec();
         list.extend(patterns.theirs().iter().map(|&p| p + P as u16));
-        raw.push((features, list, held_out));
+        raw.push((
+            features.map(f64::from),
+            inputs.map(f64::from),
+            list,
+            held_out,
+        ));
     }
     // Standardise by the training positions (each source weighs the same).
     let weight_of = |source: usize| 1.0 / (per_source[source].max(1) * sources) as f64;
-    let mut mean = [0.0f64; F];
-    let mut deviation = [0.0f64; F];
-    for (r, (features, _, held_out)) in data.records.iter().zip(&raw) {
-        if !held_out {
-            for i in 0..F {
-                mean[i] += weight_of(r.source) * f64::from(features[i]);
+    let standardise = |column: &dyn Fn(usize) -> [f64; F]| {
+        let mut mean = [0.0f64; F];
+        let mut deviation = [0.0f64; F];
+        for (k, (r, row)) in data.records.iter().zip(&raw).enumerate() {
+            if !row.3 {
+                let values = column(k);
+                for i in 0..F {
+                    mean[i] += weight_of(r.source) * values[i];
+                }
             }
         }
-    }
-    for (r, (features, _, held_out)) in data.records.iter().zip(&raw) {
-        if !held_out {
-            for i in 0..F {
-                deviation[i] += weight_of(r.source) * (f64::from(features[i]) - mean[i]).powi(2);
+        for (k, (r, row)) in data.records.iter().zip(&raw).enumerate() {
+            if !row.3 {
+                let values = column(k);
+                for i in 0..F {
+                    deviation[i] += weight_of(r.source) * (values[i] - mean[i]).powi(2);
+                }
             }
         }
-    }
-    let deviation = deviation.map(|v| if v > 1e-12 { v.sqrt() } else { 1.0 });
+        (
+            mean,
+            deviation.map(|v| if v > 1e-12 { v.sqrt() } else { 1.0 }),
+        )
+    };
+    let (mean, deviation) = standardise(&|k| raw[k].0);
+    let (net_mean, net_deviation) = standardise(&|k| raw[k].1);
     let examples: Vec<Example> = data
         .records
         .iter()
         .zip(raw)
-        .map(|(r, (features, patterns, held_out))| Example {
-            z: std::array::from_fn(|i| ((f64::from(features[i]) - mean[i]) / deviation[i]) as f32),
+        .map(|(r, (features, inputs, patterns, held_out))| Example {
+            z: std::array::from_fn(|i| ((features[i] - mean[i]) / deviation[i]) as f32),
+            x: std::array::from_fn(|i| ((inputs[i] - net_mean[i]) / net_deviation[i]) as f32),
             patterns,
             y: r.y,
             source: r.source,
@@ -542,15 +750,16 @@ fn main() -> Result<(), String> {
     eprintln!("{} positions, fitting", examples.len());
 
     let use_patterns = !args.no_patterns;
-    let model = fit(&examples, F, &args, use_patterns, features_of);
-    let race_model = fit(&examples, 1, &args, false, race_of);
+    let model = fit(&examples, F, args.hidden, &args, use_patterns, features_of);
+    let race_model = fit(&examples, 1, 0, &args, false, race_of);
     let held = measure(&model, &examples, sources, true, use_patterns, features_of);
     let trained = measure(&model, &examples, sources, false, use_patterns, features_of);
     let race_held = measure(&race_model, &examples, sources, true, false, race_of);
-    println!("held-out positions: loss (nats) and accuracy, learned (train loss) vs race");
+    let what = if args.hidden > 0 { "net" } else { "learned" };
+    println!("held-out positions: loss (nats) and accuracy, {what} (train loss) vs race");
     for (i, name) in data.sources.iter().enumerate() {
         println!(
-            "{:<26} {:>7} learned {:.4} {:.1}% ({:.4}), race {:.4} {:.1}%",
+            "{:<26} {:>7} {what} {:.4} {:.1}% ({:.4}), race {:.4} {:.1}%",
             name,
             held[i].2,
             held[i].0,
@@ -566,12 +775,12 @@ fn main() -> Result<(), String> {
     let mut offset = -(c1 + c2) / 2.0;
     let mut weights_out = [0i32; F];
     for i in 0..F {
-        let w = model.w[i] / deviation[i];
+        let w = model.linear()[i] / deviation[i];
         offset -= w * mean[i];
         weights_out[i] = (SCALE * w).round() as i32;
     }
     let patterns_out: Vec<i32> = model
-        .patterns
+        .patterns()
         .iter()
         .map(|&v| ((SCALE * v).round() as i32).clamp(i32::from(i16::MIN), i32::from(i16::MAX)))
         .collect();
@@ -587,11 +796,16 @@ fn main() -> Result<(), String> {
     println!("pattern values: {used} of {} not zero", 2 * P);
     if let Some(path) = &args.write {
         let mut text = format!(
-            "//! Weights of the learned evaluation, written by the tuner\n\
+            "//! Weights of the {} evaluation, written by the tuner\n\
              //! (`cargo run --release --example tune`, see the README); do not\n\
              //! edit by hand.\n\
              //!\n\
              //! Fitted with: {}\n\n",
+            if args.hidden > 0 {
+                "network"
+            } else {
+                "learned"
+            },
             std::env::args().skip(1).collect::<Vec<_>>().join(" ")
         );
         let _ = writeln!(
@@ -627,8 +841,61 @@ fn main() -> Result<(), String> {
             text.push_str(&rust_array(values, 16));
             text.push_str("];\n");
         }
+        if args.hidden > 0 {
+            text.push_str(&network_text(&model, &net_mean, &net_deviation));
+        }
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// The network's part of the weights file: the hidden units' weights on
+/// the raw features (the standardisation folded in; a row per feature, a
+/// column per unit, the order the engine adds them in) and their biases,
+/// and the output weights in evaluation units.
+fn network_text(model: &Model, mean: &[f64; F], deviation: &[f64; F]) -> String {
+    let h = model.hidden;
+    let mut rows = vec![vec![0.0f64; h]; F];
+    let mut biases = vec![0.0f64; h];
+    for j in 0..h {
+        let unit = model.unit(j);
+        biases[j] = unit[F];
+        for i in 0..F {
+            let w = unit[i] / deviation[i];
+            biases[j] -= w * mean[i];
+            rows[i][j] = w;
+        }
+    }
+    let floats = |values: &[f64], scale: f64| -> String {
+        let list: Vec<String> = values
+            .iter()
+            .map(|&v| format!("{:e}", (scale * v) as f32))
+            .collect();
+        list.join(", ")
+    };
+    let mut text = format!(
+        "/// Hidden units of the network.\n\
+         pub const HIDDEN: usize = {h};\n\
+         /// The hidden units' weights on each raw feature (a row per feature,\n\
+         /// in the order of `learned::feature_name`; a column per unit).\n\
+         #[rustfmt::skip]\n\
+         pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; super::learned::FEATURES] = [\n"
+    );
+    for row in &rows {
+        let _ = writeln!(text, "    [{}],", floats(row, 1.0));
+    }
+    let _ = write!(
+        text,
+        "];\n\
+         /// Each hidden unit's bias.\n\
+         #[rustfmt::skip]\n\
+         pub static HIDDEN_BIASES: [f32; HIDDEN] = [{}];\n\
+         /// Each hidden unit's output weight, in evaluation units.\n\
+         #[rustfmt::skip]\n\
+         pub static OUTPUT_WEIGHTS: [f32; HIDDEN] = [{}];\n",
+        floats(&biases, 1.0),
+        floats(model.output(), SCALE)
+    );
+    text
 }

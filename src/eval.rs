@@ -2,7 +2,7 @@
 //! (positive is good for White), as the course material states them; the
 //! search negates for Black with [`evaluate_for_side_to_move`].
 //!
-//! Three functions are offered through the `Evaluation` option:
+//! Four functions are offered through the `Evaluation` option:
 //!
 //! - [`Evaluation::Textbook`]: the course material's function, exact on
 //!   3 x 3 (its weights and worked examples) and generalised to n x n by
@@ -16,10 +16,14 @@
 //!   is blocked by an opponent's car and a small bonus for the side to
 //!   move. Driving a car off is always progress here, whereas the textbook
 //!   function scores an exit as a loss of the car's square value.
-//! - [`Evaluation::Learned`] (the default): board-size-independent
-//!   features weighted by a fit to solved results ([`learned`]).
+//! - [`Evaluation::Learned`]: features that mean the same on every board
+//!   size, weighted by a fit to solved results ([`learned`]).
+//! - [`Evaluation::Net`] (the default): the same model with a small
+//!   neural network over its features added, fitted together ([`net`]).
 
 pub mod learned;
+pub mod net;
+mod net_weights;
 mod weights;
 
 use crate::board::{Color, Position, RANK_STRIDE, file_of, rank_of};
@@ -32,12 +36,19 @@ pub enum Evaluation {
     /// Moves-to-go race with blocking penalties (see the module docs).
     Race,
     /// Features weighted by a fit to solved results (see [`learned`]).
-    #[default]
     Learned,
+    /// The learned model with a small network added (see [`net`]).
+    #[default]
+    Net,
 }
 
 impl Evaluation {
-    pub const ALL: [Evaluation; 3] = [Evaluation::Race, Evaluation::Textbook, Evaluation::Learned];
+    pub const ALL: [Evaluation; 4] = [
+        Evaluation::Race,
+        Evaluation::Textbook,
+        Evaluation::Learned,
+        Evaluation::Net,
+    ];
 
     /// The option value naming this function.
     pub const fn name(self) -> &'static str {
@@ -45,6 +56,7 @@ impl Evaluation {
             Evaluation::Textbook => "textbook",
             Evaluation::Race => "race",
             Evaluation::Learned => "learned",
+            Evaluation::Net => "net",
         }
     }
 
@@ -94,6 +106,7 @@ pub fn evaluate(position: &Position, kind: Evaluation) -> i32 {
     }
     match kind {
         Evaluation::Learned => from_white(position, learned::evaluate(position)),
+        Evaluation::Net => from_white(position, net::evaluate(position)),
         Evaluation::Textbook => sum(&textbook_terms(position)),
         Evaluation::Race => sum(&race_terms(position)),
     }
@@ -113,6 +126,7 @@ fn from_white(position: &Position, score: i32) -> i32 {
 pub fn evaluate_for_side_to_move(position: &Position, kind: Evaluation) -> i32 {
     match kind {
         Evaluation::Learned => learned::evaluate(position),
+        Evaluation::Net => net::evaluate(position),
         _ => from_white(position, evaluate(position, kind)),
     }
 }
@@ -122,17 +136,22 @@ pub fn terms(position: &Position, kind: Evaluation) -> Vec<Term> {
     match kind {
         Evaluation::Textbook => textbook_terms(position).to_vec(),
         Evaluation::Race => race_terms(position).to_vec(),
-        Evaluation::Learned => learned_terms(position),
+        Evaluation::Learned => learned_terms(
+            position,
+            learned::contributions(&learned::LEARNED, position),
+        ),
+        Evaluation::Net => learned_terms(position, net::contributions(position)),
     }
 }
 
-/// The learned evaluation's features, each with its part of the score:
-/// a side's own features in its column, the joint ones and the side to
-/// move's bonus in the side to move's.
-fn learned_terms(position: &Position) -> Vec<Term> {
+/// The learned evaluation's features (or the network evaluation's), each
+/// with its part of the score (`parts`, from the side to move's point of
+/// view): a side's own features in its column, the joint ones, the
+/// patterns, the side to move's bonus and the network in the side to
+/// move's.
+fn learned_terms(position: &Position, parts: Vec<(String, i32)>) -> Vec<Term> {
     let mover = position.side_to_move();
     let n = learned::SIDE_FEATURES.len();
-    let parts = learned::contributions(position);
     let column = |color: Color, score: i32| {
         let white = from_white(position, score);
         match color {
@@ -155,7 +174,7 @@ fn learned_terms(position: &Position) -> Vec<Term> {
         .collect();
     let names = learned::JOINT_FEATURES
         .iter()
-        .chain(["Car patterns", "Side to move"].iter());
+        .chain(["Car patterns", "Side to move", "Network"].iter());
     for (&name, &(_, score)) in names.zip(&parts[2 * n..]) {
         let (white, black) = column(mover, score);
         out.push(Term { name, white, black });
@@ -294,24 +313,23 @@ mod tests {
 
     #[test]
     fn learned_terms_add_up_and_colours_are_symmetric() {
-        for text in [
-            "B4/1B3/2BW1/B1W2/1W1W1 b",
-            "B4/1B3/2BW1/B1W2/1W1W1 w",
-            "6/B2W2/1B4/2B1W1/B2W2/1W3B w",
-            "B2/B2/1WW b",
-        ] {
-            let position = parse_position(text).unwrap();
-            let total: i32 = terms(&position, Evaluation::Learned)
-                .iter()
-                .map(Term::total)
-                .sum();
-            assert_eq!(total, evaluate(&position, Evaluation::Learned), "{text}");
+        for kind in [Evaluation::Learned, Evaluation::Net] {
+            for text in [
+                "B4/1B3/2BW1/B1W2/1W1W1 b",
+                "B4/1B3/2BW1/B1W2/1W1W1 w",
+                "6/B2W2/1B4/2B1W1/B2W2/1W3B w",
+                "B2/B2/1WW b",
+            ] {
+                let position = parse_position(text).unwrap();
+                let total: i32 = terms(&position, kind).iter().map(Term::total).sum();
+                assert_eq!(total, evaluate(&position, kind), "{kind:?} {text}");
+            }
+            let start = Position::start(6);
+            assert_eq!(
+                evaluate_for_side_to_move(&start, kind),
+                evaluate_for_side_to_move(&start.with_side_to_move(Color::White), kind)
+            );
         }
-        let start = Position::start(6);
-        assert_eq!(
-            evaluate_for_side_to_move(&start, Evaluation::Learned),
-            evaluate_for_side_to_move(&start.with_side_to_move(Color::White), Evaluation::Learned)
-        );
     }
 
     #[test]

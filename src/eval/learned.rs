@@ -320,42 +320,64 @@ pub fn analyse(position: &Position) -> ([i32; FEATURES], Patterns) {
 /// scores of forced wins).
 pub const MAX_EVAL: i32 = 20_000;
 
+/// The weights of a fit of the linear model: the side to move's bonus,
+/// a weight per feature and a value per pattern of our cars and of theirs
+/// (the learned evaluation's, and the linear part of the network's).
+pub struct Weights {
+    pub bias: i32,
+    pub features: &'static [i32; FEATURES],
+    pub ours: &'static [i16; PATTERNS],
+    pub theirs: &'static [i16; PATTERNS],
+}
+
+/// The learned evaluation's weights.
+pub const LEARNED: Weights = Weights {
+    bias: weights::BIAS,
+    features: &weights::WEIGHTS,
+    ours: &weights::OUR_PATTERNS,
+    theirs: &weights::THEIR_PATTERNS,
+};
+
 /// The learned evaluation from the side to move's point of view.
 pub fn evaluate(position: &Position) -> i32 {
     let (f, patterns) = analyse(position);
-    let mut sum = weights::BIAS;
-    for (w, x) in weights::WEIGHTS.iter().zip(f) {
+    linear(&LEARNED, &f, &patterns).clamp(-MAX_EVAL, MAX_EVAL)
+}
+
+/// The linear model's score (unbounded) with `weights`.
+pub fn linear(weights: &Weights, f: &[i32; FEATURES], patterns: &Patterns) -> i32 {
+    let mut sum = weights.bias;
+    for (w, x) in weights.features.iter().zip(f) {
         sum += w * x;
     }
-    sum += pattern_sum(&patterns);
-    sum.clamp(-MAX_EVAL, MAX_EVAL)
+    sum + pattern_sum(weights, patterns)
 }
 
 /// What the cars' patterns add, ours and theirs.
-fn pattern_sum(patterns: &Patterns) -> i32 {
+fn pattern_sum(weights: &Weights, patterns: &Patterns) -> i32 {
     let ours: i32 = patterns
         .ours()
         .iter()
-        .map(|&p| i32::from(weights::OUR_PATTERNS[usize::from(p)]))
+        .map(|&p| i32::from(weights.ours[usize::from(p)]))
         .sum();
     let theirs: i32 = patterns
         .theirs()
         .iter()
-        .map(|&p| i32::from(weights::THEIR_PATTERNS[usize::from(p)]))
+        .map(|&p| i32::from(weights.theirs[usize::from(p)]))
         .sum();
     ours + theirs
 }
 
-/// Each feature's contribution, in evaluation units, from the side to
-/// move's point of view, then the cars' patterns and the side to move's
-/// bonus: they add up to [`evaluate`] (short of its bound).
-pub fn contributions(position: &Position) -> Vec<(String, i32)> {
+/// Each feature's contribution with `weights`, in evaluation units, from
+/// the side to move's point of view, then the cars' patterns and the side
+/// to move's bonus: they add up to the linear model's score.
+pub fn contributions(weights: &Weights, position: &Position) -> Vec<(String, i32)> {
     let (f, patterns) = analyse(position);
     let mut out: Vec<(String, i32)> = (0..FEATURES)
-        .map(|i| (feature_name(i), weights::WEIGHTS[i] * f[i]))
+        .map(|i| (feature_name(i), weights.features[i] * f[i]))
         .collect();
-    out.push(("car patterns".into(), pattern_sum(&patterns)));
-    out.push(("side to move".into(), weights::BIAS));
+    out.push(("car patterns".into(), pattern_sum(weights, &patterns)));
+    out.push(("side to move".into(), weights.bias));
     out
 }
 

@@ -925,10 +925,12 @@ impl<'a> Searcher<'a> {
                 };
                 let mut score =
                     -self.negamax(&child, depth - 1 - reduction, ply + 1, -alpha - 1, -alpha);
-                if score > alpha && reduction > 0 {
+                // A search cut short returns 0, which is no reason to
+                // search again (nor to count nodes past the limit).
+                if score > alpha && reduction > 0 && !self.stopped {
                     score = -self.negamax(&child, depth - 1, ply + 1, -alpha - 1, -alpha);
                 }
-                if score > alpha && score < beta {
+                if score > alpha && score < beta && !self.stopped {
                     score = -self.negamax(&child, depth - 1, ply + 1, -beta, -alpha);
                 }
                 score
