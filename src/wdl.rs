@@ -54,11 +54,11 @@ pub struct Wdl {
 /// other up, which takes cars of both sides: with many of them a lead must
 /// be large to win, with few a small one decides, and a long race is less
 /// certain than a short one. 3 x 3 has no drawn position, so there `a` is
-/// 0. Fitted on 4 x 4 and 5 x 5 with the default evaluation, `learned` (see
+/// 0. Fitted on 4 x 4 and 5 x 5 with the default evaluation, `net` (see
 /// the module docs). `A` is in evaluation units per pair of cars; `B` in
 /// evaluation units per square root of a move.
-const A: f64 = 15.98;
-const B: f64 = 14.31;
+const A: f64 = 29.6;
+const B: f64 = 19.75;
 
 impl Wdl {
     pub const WIN: Wdl = Wdl {
