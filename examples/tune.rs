@@ -851,9 +851,10 @@ fn main() -> Result<(), String> {
 }
 
 /// The network's part of the weights file: the hidden units' weights on
-/// the raw features (the standardisation folded in; a row per feature, a
-/// column per unit, the order the engine adds them in) and their biases,
-/// and the output weights in evaluation units.
+/// the engine's scaled features, `net::inputs` (the standardisation
+/// folded in; a row per feature, a column per unit, the order the engine
+/// adds them in) and their biases, and the output weights in evaluation
+/// units.
 fn network_text(model: &Model, mean: &[f64; F], deviation: &[f64; F]) -> String {
     let h = model.hidden;
     let mut rows = vec![vec![0.0f64; h]; F];
@@ -877,7 +878,7 @@ fn network_text(model: &Model, mean: &[f64; F], deviation: &[f64; F]) -> String 
     let mut text = format!(
         "/// Hidden units of the network.\n\
          pub const HIDDEN: usize = {h};\n\
-         /// The hidden units' weights on each raw feature (a row per feature,\n\
+         /// The hidden units' weights on each scaled feature (`net::inputs`; a row per feature,\n\
          /// in the order of `learned::feature_name`; a column per unit).\n\
          #[rustfmt::skip]\n\
          pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; super::learned::FEATURES] = [\n"

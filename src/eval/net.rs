@@ -5,9 +5,10 @@
 //! N`, see the README).
 //!
 //! The network is one hidden layer of [`net_weights::HIDDEN`] rectified
-//! linear units over the raw features; their weighted sum is added to the
-//! linear model's score. It sees the same size-independent features as
-//! the linear model, so it means the same on every board; what it adds is
+//! linear units over the scaled features ([`inputs`]); their weighted sum
+//! is added to the linear model's score. It sees the same
+//! size-independent features as the linear model, so it means the same on
+//! every board; what it adds is
 //! their interplay (a race lead is worth more with free lanes, a blocked
 //! car less when the blocker must leave first...), which a weighted sum
 //! cannot express. It is computed in `f32`, the units in the inner loop

@@ -2099,7 +2099,7 @@ pub static THEIR_PATTERNS: [i16; super::learned::PATTERNS] = [
 ];
 /// Hidden units of the network.
 pub const HIDDEN: usize = 32;
-/// The hidden units' weights on each raw feature (a row per feature,
+/// The hidden units' weights on each scaled feature (`net::inputs`; a row per feature,
 /// in the order of `learned::feature_name`; a column per unit).
 #[rustfmt::skip]
 pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; super::learned::FEATURES] = [
