@@ -29,6 +29,9 @@ enum Commands {
     Gui(dodgem::gui::GuiOptions),
     /// Play games between two engines over pipes and report the score.
     Match(Box<dodgem::referee::MatchArgs>),
+    /// Play one engine against a list of opponents on several boards and
+    /// clocks (a match each, resumable) and print the table.
+    Gauntlet(Box<dodgem::referee::gauntlet::GauntletArgs>),
     /// Measure an engine's play by search alone against solved tables.
     Strength(Box<dodgem::strength::StrengthArgs>),
 }
@@ -62,6 +65,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Commands::Solve(args) => args.run(),
         Commands::Gui(args) => args.run(),
         Commands::Match(args) => Ok(args.run()?),
+        Commands::Gauntlet(args) => Ok(args.run()?),
         Commands::Strength(args) => Ok(args.run()?),
     }
 }

@@ -20,7 +20,7 @@ pub mod defaults {
     pub const HASH_MB: usize = TranspositionTable::DEFAULT_MB;
     pub const BOARD_SIZE: usize = 3;
     pub const RULES: Rules = Rules::Textbook;
-    pub const EVALUATION: Evaluation = Evaluation::Net;
+    pub const EVALUATION: Evaluation = Evaluation::Auto;
     pub const MOVE_OVERHEAD_MS: u64 = 10;
     pub const PONDER: bool = false;
     pub const MULTIPV: usize = 1;
@@ -165,11 +165,12 @@ pub enum Kind {
 }
 
 const RULE_NAMES: [&str; 2] = [Rules::ALL[0].name(), Rules::ALL[1].name()];
-const EVALUATION_NAMES: [&str; 4] = [
+const EVALUATION_NAMES: [&str; 5] = [
     Evaluation::ALL[0].name(),
     Evaluation::ALL[1].name(),
     Evaluation::ALL[2].name(),
     Evaluation::ALL[3].name(),
+    Evaluation::ALL[4].name(),
 ];
 const ALGORITHM_NAMES: [&str; 3] = [
     Algorithm::ALL[0].name(),
@@ -560,7 +561,7 @@ mod tests {
         );
         assert_eq!(
             message("Evaluation", Some("x")),
-            "bad value 'x' for option Evaluation (expected race or textbook or learned or net)"
+            "bad value 'x' for option Evaluation (expected race or textbook or learned or net or auto)"
         );
         assert_eq!(
             message("Ponder", Some("yes")),
@@ -620,7 +621,7 @@ mod tests {
                 "option name Clear Hash type button",
                 "option name BoardSize type spin default 3 min 3 max 8",
                 "option name Rules type combo default textbook var textbook var classic",
-                "option name Evaluation type combo default net var race var textbook var learned var net",
+                "option name Evaluation type combo default auto var race var textbook var learned var net var auto",
                 "option name Move Overhead type spin default 10 min 0 max 5000",
                 "option name Ponder type check default false",
                 "option name MultiPV type spin default 1 min 1 max 21",

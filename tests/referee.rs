@@ -371,6 +371,26 @@ fn check_results_agree(games: &[Replayed], results: &Value) {
         (Some(wins), Some(losses), Some(draws))
     );
     assert_eq!(totals["games"].as_u64(), Some(games.len() as u64));
+    // Per colour: the first engine's games as Black and as White.
+    for color in ["black", "white"] {
+        let mine: Vec<f64> = list
+            .iter()
+            .filter(|entry| entry["engine1_color"] == color)
+            .map(|entry| entry["engine1_points"].as_f64().unwrap())
+            .collect();
+        let side = &results["by_color"][color];
+        assert_eq!(side["games"].as_u64(), Some(mine.len() as u64), "{color}");
+        assert_eq!(
+            side["wins"].as_u64(),
+            Some(mine.iter().filter(|&&p| p == 1.0).count() as u64),
+            "{color}"
+        );
+        assert_eq!(
+            side["losses"].as_u64(),
+            Some(mine.iter().filter(|&&p| p == 0.0).count() as u64),
+            "{color}"
+        );
+    }
 }
 
 /// The colour the first engine (named `first`) played.
@@ -1127,5 +1147,121 @@ fn a_match_against_an_engine_that_crashes_finishes() {
             .contains("Score of dodgem 0.1.0 vs mock-exit: 4 - 0 - 0"),
         "{}",
         played.run.stdout
+    );
+}
+
+#[test]
+fn a_gauntlet_plays_every_cell_once_and_resumes() {
+    let _cpu = shared();
+    let scratch = Scratch::new("gauntlet");
+    let (legal, illegal) = (mock("legal"), mock("illegal"));
+    let out = scratch.path("g");
+    let out_arg = out.to_str().unwrap();
+    let opponent_bad = format!("bad={illegal}");
+    let opponent_legal = format!("same={legal}");
+    let args = [
+        "gauntlet",
+        "--engine",
+        &legal,
+        "--name",
+        "mock",
+        "--opponent",
+        &opponent_bad,
+        "--opponent",
+        &opponent_legal,
+        "--size",
+        "4",
+        "--size",
+        "5",
+        "--tc",
+        "5+0.1",
+        "--games",
+        "2",
+        "--random-plies",
+        "2",
+        "--out",
+        out_arg,
+    ];
+    let first = run(&args, MATCH_TIMEOUT);
+    assert!(first.status.success(), "{}\n{}", first.stdout, first.stderr);
+    // Four cells, one match each, each with its records and results.
+    for stem in [
+        "bad_4x4_5+0.1",
+        "bad_5x5_5+0.1",
+        "same_4x4_5+0.1",
+        "same_5x5_5+0.1",
+    ] {
+        assert!(out.join(format!("{stem}.json")).is_file(), "{stem}");
+        let records = std::fs::read_to_string(out.join(format!("{stem}.pgn"))).unwrap();
+        assert_eq!(replay_pgn(&records).unwrap().len(), 2, "{stem}");
+    }
+    // The mock that plays illegal moves loses both games, one per colour.
+    let row = "| bad | 4 x 4 | 5+0.1 | 2 - 0 - 0 | 1.000 |";
+    assert!(first.stdout.contains(row), "{}", first.stdout);
+    assert!(
+        first.stdout.contains("| 1 - 0 - 0 | 1 - 0 - 0 | 0 |"),
+        "{}",
+        first.stdout
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains(row), "{summary}");
+    // Run again: nothing is played, the table is the same.
+    let before = std::fs::metadata(out.join("bad_4x4_5+0.1.pgn"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let second = run(&args, MATCH_TIMEOUT);
+    assert!(second.status.success(), "{}", second.stderr);
+    assert_eq!(
+        second.stdout.matches("played before").count(),
+        4,
+        "{}",
+        second.stdout
+    );
+    assert!(
+        !second.stdout.contains("Finished game"),
+        "{}",
+        second.stdout
+    );
+    let after = std::fs::metadata(out.join("bad_4x4_5+0.1.pgn"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.md")).unwrap(),
+        summary
+    );
+}
+
+#[test]
+fn a_gauntlet_refuses_a_bad_opponent_before_playing() {
+    let scratch = Scratch::new("gauntlet-bad");
+    let out = scratch.path("g");
+    let run = run(
+        &[
+            "gauntlet",
+            "--engine",
+            &engine(),
+            "--opponent",
+            "nameless",
+            "--size",
+            "4",
+            "--tc",
+            "1+0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        MATCH_TIMEOUT,
+    );
+    assert!(!run.status.success());
+    assert!(
+        run.stderr.contains("expected NAME=COMMAND"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !out.exists(),
+        "nothing is written for a refused command line"
     );
 }

@@ -99,7 +99,10 @@ pub fn eval_lines(position: &Position, kind: Evaluation) -> Vec<String> {
     let mut lines = vec![
         format!(
             "Evaluation: {} (from White's point of view: positive is good for White)",
-            kind.name()
+            match kind.on_board(position.size()) {
+                used if used == kind => kind.name().to_string(),
+                used => format!("{} ({} on this board)", kind.name(), used.name()),
+            }
         ),
         row("Term", &"White", &"Black", &"Total"),
     ];

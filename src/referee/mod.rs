@@ -11,7 +11,9 @@
 //! - [`pgn`], [`results`]: the game records as PGN and the JSON results
 //!   file;
 //! - [`stats`]: Elo, interval, likelihood of superiority, SPRT;
-//! - [`adjudication`]: ending decided games from the solved tables.
+//! - [`adjudication`]: ending decided games from the solved tables;
+//! - [`gauntlet`]: one engine against a list of opponents, boards and
+//!   clocks, a match a cell.
 //!
 //! The match itself ([`run`]) checks both engines once before the first
 //! game (their command lines, handshakes and the requested options), then
@@ -22,6 +24,7 @@ pub(crate) mod adjudication;
 pub(crate) mod clock;
 mod deadline;
 pub(crate) mod game;
+pub mod gauntlet;
 pub(crate) mod handshake;
 pub(crate) mod openings;
 pub(crate) mod pgn;
@@ -435,11 +438,7 @@ struct Collector<'a> {
 
 impl Collector<'_> {
     fn add(&mut self, game: GameRecord) {
-        match game.engine1_points() {
-            1.0 => self.tally.wins += 1,
-            0.0 => self.tally.losses += 1,
-            _ => self.tally.draws += 1,
-        }
+        self.tally.record(game.engine1_points());
         let line = format!(
             "Finished game {} ({} vs {}): {} {{{}: {}}}",
             game.round,
@@ -616,7 +615,21 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
     Ok(())
 }
 
-/// The closing report: score line, Elo, terminations, SPRT.
+/// The first engine's score in the games it played Black, then in those
+/// it played White.
+pub(crate) fn tally_by_color(games: &[GameRecord]) -> [Tally; 2] {
+    let mut tallies = [Tally::default(); 2];
+    for game in games {
+        let index = match game.engine1 {
+            Color::Black => 0,
+            Color::White => 1,
+        };
+        tallies[index].record(game.engine1_points());
+    }
+    tallies
+}
+
+/// The closing report: score line, Elo, terminations, per colour, SPRT.
 fn summary(collector: &Collector, sprt: Option<&Sprt>, elapsed: Duration) -> String {
     let tally = &collector.tally;
     let [first, second] = collector.names;
@@ -640,6 +653,8 @@ fn summary(collector: &Collector, sprt: Option<&Sprt>, elapsed: Duration) -> Str
         .map(|(termination, count)| format!("{termination} {count}"))
         .collect();
     out.push_str(&format!("Terminations: {}\n", counts.join(", ")));
+    let [black, white] = tally_by_color(&collector.games);
+    out.push_str(&format!("{first} as Black: {black}; as White: {white}\n"));
     if let Some(sprt) = sprt {
         let (lower, upper) = sprt.bounds();
         let verdict = match collector.decided {

@@ -16,6 +16,8 @@ struct Results<'a> {
     engine1: &'a str,
     engine2: &'a str,
     totals: Totals,
+    /// The first engine's score with each colour.
+    by_color: ByColor,
     sprt: Option<SprtResult>,
     /// How many games ended each way.
     terminations: BTreeMap<&'static str, u32>,
@@ -34,6 +36,33 @@ struct Totals {
     elo_low: Option<f64>,
     elo_high: Option<f64>,
     los: f64,
+}
+
+#[derive(Serialize)]
+struct ByColor {
+    black: ColorTotals,
+    white: ColorTotals,
+}
+
+#[derive(Serialize)]
+struct ColorTotals {
+    games: u32,
+    wins: u32,
+    losses: u32,
+    draws: u32,
+    score: Option<f64>,
+}
+
+impl ColorTotals {
+    fn of(tally: &Tally) -> ColorTotals {
+        ColorTotals {
+            games: tally.games(),
+            wins: tally.wins,
+            losses: tally.losses,
+            draws: tally.draws,
+            score: tally.score(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -79,6 +108,7 @@ pub fn to_json(
     for game in games {
         *terminations.entry(game.termination.name()).or_insert(0) += 1;
     }
+    let [black, white] = super::tally_by_color(games);
     let results = Results {
         engine1: names[0],
         engine2: names[1],
@@ -92,6 +122,10 @@ pub fn to_json(
             elo_low: interval.and_then(|(low, _)| finite(low)),
             elo_high: interval.and_then(|(_, high)| finite(high)),
             los: tally.los(),
+        },
+        by_color: ByColor {
+            black: ColorTotals::of(&black),
+            white: ColorTotals::of(&white),
         },
         sprt: sprt.map(|(sprt, decision)| {
             let (lower_bound, upper_bound) = sprt.bounds();

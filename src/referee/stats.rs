@@ -51,6 +51,17 @@ pub fn erf(x: f64) -> f64 {
 }
 
 impl Tally {
+    /// Counts one game the first engine scored `points` in (1, 0.5 or 0).
+    pub fn record(&mut self, points: f64) {
+        if points >= 1.0 {
+            self.wins += 1;
+        } else if points <= 0.0 {
+            self.losses += 1;
+        } else {
+            self.draws += 1;
+        }
+    }
+
     pub fn games(&self) -> u32 {
         self.wins + self.losses + self.draws
     }

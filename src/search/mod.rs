@@ -324,7 +324,8 @@ impl<'a> Searcher<'a> {
         Searcher {
             request,
             rules: request.settings.rules,
-            evaluation: request.settings.evaluation,
+            // Resolved once here rather than at every node.
+            evaluation: request.settings.evaluation.on_board(position.size()),
             start: Instant::now(),
             clock_start: Instant::now(),
             budget: budget(
