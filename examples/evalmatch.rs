@@ -1,6 +1,6 @@
 //! Plays two evaluation functions against each other in-process, at a
 //! fixed node budget per move, from random openings with colours swapped.
-//! This is how `race` was chosen over `textbook` (see README).
+//! This is how `race` was chosen over `textbook` (see docs/strength.md).
 //!
 //! ```text
 //! cargo run --release --example evalmatch -- [size] [games] [nodes] [rules] [first] [second] [nodes2]

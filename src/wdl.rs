@@ -20,7 +20,7 @@
 //! constants were fitted, by maximum likelihood, to
 //! the true results of positions whose values the solved 4 x 4 and 5 x 5
 //! tables know, against the score a search gives them. `examples/fitwdl.rs`
-//! does the fitting and prints the constants below; the README says how
+//! does the fitting and prints the constants below; docs/wdl.md says how
 //! well the curve predicts positions it was not fitted on.
 //!
 //! ```

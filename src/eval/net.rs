@@ -2,7 +2,7 @@
 //! features and car patterns, [`learned`]) with a small neural network
 //! over the same features added to it, all fitted together to solved
 //! results by the tuner (`cargo run --release --example tune -- --hidden
-//! N`, see the README).
+//! N`, see docs/strength.md).
 //!
 //! The network is one hidden layer of [`net_weights::HIDDEN`] rectified
 //! linear units over the scaled features ([`inputs`]); their weighted sum

@@ -1,4 +1,4 @@
-//! Game records in a PGN-style text format (see README, "Game records").
+//! Game records in a PGN-style text format (see docs/matches.md, "Game records").
 
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,5 +1,5 @@
 //! The results file (`--results`): the totals and every game, as JSON
-//! (see README, "Results file").
+//! (see docs/matches.md, "Results file").
 
 use std::collections::BTreeMap;
 

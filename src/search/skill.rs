@@ -21,7 +21,7 @@
 //! into a position the game has already had a penalty, so a level that is
 //! ahead drives on instead of going round in circles.
 //!
-//! The levels' measured strength is in the README.
+//! The levels' measured strength is in docs/skill.md.
 
 use super::TableUse;
 use super::tablebase::layered_score;

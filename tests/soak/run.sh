@@ -1,5 +1,5 @@
 #!/bin/sh
-# The soak run recorded in the README: a long referee match and protocol
+# The soak run recorded in docs/tests.md: a long referee match and protocol
 # storms at the same time, at nice 10. Usage:
 #   cargo build --release && tests/soak/run.sh [binary] [output directory]
 # Writes soak.log (timings, engine memory, processes left behind),
