@@ -5,7 +5,9 @@
 //!
 //! Every position a table covers has its win, draw or loss for the side
 //! to move and the plies to the next progress move of best play (see
-//! [`crate::solver::Dtz`]).
+//! [`crate::solver::Dtz`]); the built-in tables, and directories to which
+//! `dodgem solve --dte` added them, also have the plies to the end of the
+//! game of best play ([`Layered::probe_end`]).
 //!
 //! ```
 //! use dodgem::{Position, Rules, solver::Dtz, tablebase};
@@ -20,7 +22,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::board::{Color, Move, Position, Rules};
 use crate::protocol::escape;
-use crate::solver::{self, Dtz, Kind, Wdl, WdlReader};
+use crate::solver::{self, Dtz, Kind, Metric, Wdl, WdlReader};
 
 /// Board sizes with a built-in table.
 pub const BUILTIN_SIZES: [usize; 2] = [3, 4];
@@ -120,15 +122,17 @@ impl Layered {
             max_cars: size as u32 - 1,
         };
         let started = std::time::Instant::now();
-        let layers = solver::solve_in_memory(kind, solver::default_threads())
-            .expect("3x3 and 4x4 solve in memory");
+        let threads = solver::default_threads();
+        let layers = solver::solve_in_memory(kind, threads).expect("3x3 and 4x4 solve in memory");
+        let ends = solver::dte_in_memory(kind, threads, &layers)
+            .expect("3x3 and 4x4 distances to the end derive in memory");
         log::info!(
             "built the {size}x{size} {} table in {:?}",
             rules.name(),
             started.elapsed()
         );
         Layered {
-            tables: solver::Tables::from_memory(kind, layers),
+            tables: solver::Tables::from_memory(kind, layers, Some(ends)),
         }
     }
 
@@ -174,6 +178,48 @@ impl Layered {
     /// [`Layered::take_errors`]).
     pub fn probe(&self, position: &Position) -> Option<Dtz> {
         self.tables.probe(position).unwrap_or(None)
+    }
+
+    /// Whether the tables know every position's distance to the end of
+    /// the game (the built-in tables do; a directory does once
+    /// `dodgem solve --dte` has run on it).
+    pub fn has_dte(&self) -> bool {
+        self.tables.has_dte()
+    }
+
+    /// The value of `position` for the side to move with the plies to the
+    /// end of the game under best play (the winner hurrying, the loser
+    /// delaying); `None` when the tables do not cover it, do not have the
+    /// distances to the end, or its layer cannot be read.
+    pub fn probe_end(&self, position: &Position) -> Option<Dtz> {
+        self.tables
+            .probe_metric(Metric::Dte, position)
+            .unwrap_or(None)
+    }
+
+    /// [`Layered::probe_end`] for tables held whole in memory (the built-in
+    /// ones): `None` as well for tables read from a directory, so that
+    /// probes inside the search never wait for a lock or a file.
+    pub fn probe_end_built_in(&self, position: &Position) -> Option<Dtz> {
+        if self.dir().is_some() {
+            return None;
+        }
+        self.tables
+            .probe_metric_in_memory(Metric::Dte, position)
+            .flatten()
+    }
+
+    /// The value the move `mv` of `position` gives the side to move with
+    /// the plies to the end of the game (the last car off: a win in 1);
+    /// `None` where [`Layered::probe_end`] has none for the position it
+    /// leads to.
+    pub fn end_after(&self, position: &Position, mv: Move) -> Option<Dtz> {
+        let side = position.side_to_move();
+        let child = position.play(mv);
+        if child.cars(side) == 0 {
+            return Some(Dtz::Win(1));
+        }
+        Some(self.probe_end(&child)?.through(false))
     }
 
     /// Win, draw or loss of `position` for probes inside the search: `None`

@@ -151,7 +151,7 @@ fn the_reachable_census_matches_the_reference_on_every_reachable_position() {
                 max_cars: size as u32 - 1,
             };
             let in_memory =
-                solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap());
+                solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap(), None);
             for tables in [solver::Tables::open(&dir).unwrap(), in_memory] {
                 for threads in [1, 2] {
                     let census = solver::reach::census(&tables, threads, &mut |_, _| {}).unwrap();
@@ -175,7 +175,7 @@ fn a_census_stopped_part_way_resumes_from_its_checkpoint_to_the_same_counts() {
         rules: Rules::Textbook,
         max_cars: 3,
     };
-    let tables = solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap());
+    let tables = solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap(), None);
     let whole = solver::reach::census(&tables, 2, &mut |_, _| {}).unwrap();
     let dir = std::env::temp_dir().join(format!("dodgem-reach-checkpoint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -212,7 +212,8 @@ fn a_census_stopped_part_way_resumes_from_its_checkpoint_to_the_same_counts() {
         rules: Rules::Classic,
         ..kind
     };
-    let classic = solver::Tables::from_memory(other, solver::solve_in_memory(other, 2).unwrap());
+    let classic =
+        solver::Tables::from_memory(other, solver::solve_in_memory(other, 2).unwrap(), None);
     let refused = solver::reach::census_resumable(&classic, 1, &checkpoint(None), &mut |_, _| {});
     assert!(
         refused
