@@ -222,6 +222,29 @@ impl Layered {
         Some(self.probe_end(&child)?.through(false))
     }
 
+    /// [`Layered::end_after`] without reading a file: `None` as well when
+    /// the layer it needs is not in memory.
+    pub fn end_after_in_memory(&self, position: &Position, mv: Move) -> Option<Dtz> {
+        let side = position.side_to_move();
+        let child = position.play(mv);
+        if child.cars(side) == 0 {
+            return Some(Dtz::Win(1));
+        }
+        let end = self.tables.probe_metric_in_memory(Metric::Dte, &child)??;
+        Some(end.through(false))
+    }
+
+    /// Whether every move of `position` has its distance to the end in
+    /// memory, or the tables have none to read.
+    pub fn ends_in_memory(&self, position: &Position) -> bool {
+        !self.has_dte()
+            || position
+                .legal_moves()
+                .as_slice()
+                .iter()
+                .all(|&mv| self.end_after_in_memory(position, mv).is_some())
+    }
+
     /// Win, draw or loss of `position` for probes inside the search: `None`
     /// when not covered or its layer is not in memory (it is then read, at
     /// once or in the background; see [`solver::Tables::probe_wdl`]).

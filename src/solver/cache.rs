@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::store::{Wdl, WdlBits};
 
 /// Decompressed layers kept however large they are: a position's moves
-/// reach two layers, so fewer would read the same files again and again.
-pub const KEPT_LAYERS: usize = 3;
+/// reach two layers, and their distances to the end two more, so fewer
+/// would read the same files again and again.
+pub const KEPT_LAYERS: usize = 4;
 
 /// Entries of one kind, each with its size in bytes, evicted least
 /// recently used first while the total is over a budget.

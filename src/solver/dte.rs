@@ -24,11 +24,12 @@
 //! The buckets go in order, so a won position is decided at its shortest
 //! route to the end and a lost one at its longest.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::layers::{Layer, Shape};
 use super::retro::{Solved, units};
-use super::store::{Dtz, Tally, Values};
+use super::store::{Dtz, Tally, Values, Wdl, WdlBits};
 use super::{SolveError, parallel};
 
 /// A slot's state while a pair is solved: the distance (a bound until
@@ -47,15 +48,19 @@ const UNBOUNDED: u32 = DISTANCE;
 /// Longest distance to the end the encoded values hold.
 pub const MAX_DTE: u32 = (u16::MAX as u32 - 2) / 2;
 
+/// A bucket entry is `side << 63 | slot`; a parent decided at a level
+/// travels with its distance in the bits from here (layers have fewer
+/// than 2^40 slots).
+const DISTANCE_SHIFT: u32 = 40;
+
 /// Bucket entries of a level handed to a thread at a time.
 const CHUNK: usize = 1 << 14;
 
 /// One layer of the pair.
 pub struct DteSide<'a> {
     pub layer: &'a Layer,
-    /// The layer's solved values: which of its positions are won, drawn
-    /// and lost.
-    pub values: &'a Values,
+    /// Which of the layer's positions are won, drawn and lost.
+    pub values: &'a WdlBits,
     /// The layer `(b, a + 1)` its forward moves reach, with its distances
     /// to the end; `None` when Black's progress is already the largest.
     pub ahead: Option<(&'a Layer, &'a Values)>,
@@ -82,8 +87,9 @@ pub fn solve_pair(
     let partner = |i: usize| sides.len() - 1 - i;
     let layers: Vec<&Layer> = sides.iter().map(|side| side.layer).collect();
     let units = units(&layers);
-    // Seed: each unit lists the slots whose distance it knows, or finds
-    // a contradiction.
+    // Seed: each unit lists the slots whose distance it knows (or notes a
+    // contradiction).
+    let contradiction = Mutex::new(None);
     let seeded = parallel(threads, units.len(), |unit, out| {
         let (i, block, ref rows) = units[unit];
         let side = &sides[i];
@@ -116,8 +122,8 @@ pub fn solve_pair(
                     }
                 });
                 let state = match side.values.get(slot) {
-                    Dtz::Draw => 0,
-                    Dtz::Win(_) => {
+                    Wdl::Draw => 0,
+                    Wdl::Win => {
                         if sideways + forward == 0 {
                             shortest = 0;
                         } else if finishes {
@@ -125,12 +131,13 @@ pub fn solve_pair(
                         }
                         WON | shortest.min(UNBOUNDED)
                     }
-                    Dtz::Loss(_) => {
+                    Wdl::Loss => {
                         if into_loss || finishes {
-                            out.push(Err(format!(
+                            let why = format!(
                                 "layer {} slot {slot} is lost but has a move into a loss",
                                 side.layer.name()
-                            )));
+                            );
+                            *contradiction.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
                             return;
                         }
                         LOST | sideways << COUNT_SHIFT | longest.min(UNBOUNDED)
@@ -140,14 +147,19 @@ pub fn solve_pair(
                 let known = (state & WON != 0 && state & DISTANCE != UNBOUNDED)
                     || (state & LOST != 0 && state & COUNT == 0);
                 if known {
-                    out.push(Ok(side_bit | slot));
+                    out.push(side_bit | slot);
                 }
             }
         }
     });
+    if let Some(why) = contradiction
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+    {
+        return Err(SolveError::Inconsistent(why));
+    }
     let mut buckets: Vec<Vec<u64>> = Vec::new();
     for entry in seeded {
-        let entry = entry.map_err(SolveError::Inconsistent)?;
         let state =
             states[(entry >> 63) as usize][(entry & !(1 << 63)) as usize].load(Ordering::Relaxed);
         push(&mut buckets, state & DISTANCE, entry)?;
@@ -175,14 +187,20 @@ pub fn solve_pair(
                     within % block.white_sets,
                     |parent| {
                         if let Some(d) = tell(&parents[parent as usize], child_won, distance) {
-                            out.push((d, partner_bit | parent));
+                            // The distance rides in the entry's spare bits.
+                            out.push(u64::from(d) << DISTANCE_SHIFT | partner_bit | parent);
                         }
                     },
                 );
             }
         });
-        for (d, entry) in decided {
-            push(&mut buckets, d, entry)?;
+        for entry in decided {
+            let d = (entry >> DISTANCE_SHIFT) as u32 & DISTANCE;
+            push(
+                &mut buckets,
+                d,
+                entry & !(u64::from(DISTANCE) << DISTANCE_SHIFT),
+            )?;
         }
         level += 1;
     }

@@ -354,9 +354,9 @@ pub fn dte_in_memory(
     let shape = shape_of(kind)?;
     let mut ends: HashMap<(u32, u32), Values> = HashMap::new();
     for layers in pair_layers(&shape) {
-        let own: Vec<&Values> = layers
+        let own: Vec<WdlBits> = layers
             .iter()
-            .map(|layer| &solved[&(layer.black, layer.white)])
+            .map(|layer| WdlBits::from_values(&solved[&(layer.black, layer.white)]))
             .collect();
         let read = |layer: &Layer| {
             Ok(ends
@@ -380,7 +380,7 @@ fn dte_pair_from(
     shape: &Shape,
     threads: usize,
     layers: &[Layer],
-    own: &[&Values],
+    own: &[WdlBits],
     read: &(dyn Fn(&Layer) -> Result<Values, LayerError> + Sync),
     phases: &mut [f64; 3],
 ) -> Result<Vec<Solved>, LayeredError> {
@@ -470,13 +470,13 @@ pub fn add_dte(
             report.resumed = false;
             let own = layers
                 .iter()
-                .map(|layer| Ok(read_layer(dir, kind, layer)?.0))
+                .map(|layer| WdlBits::read(dir, kind, layer))
                 .collect::<Result<Vec<_>, LayerError>>()?;
             let solved = dte_pair_from(
                 &shape,
                 threads,
                 layers,
-                &own.iter().collect::<Vec<_>>(),
+                &own,
                 &|layer| Ok(store::read_values(dir, kind, Metric::Dte, layer)?.0),
                 &mut report.phases,
             )?;
