@@ -234,6 +234,27 @@ impl Layered {
         Some(end.through(false))
     }
 
+    /// Every legal move of a covered `position` with the value it gives
+    /// the side to move and its plies to the end of the game, best first
+    /// (the quickest win, the slowest loss; ties in move-generation
+    /// order), without reading a layer file: `None` when a move's distance
+    /// to the end is not in memory (or the tables have none), empty when
+    /// `position` is not covered.
+    pub fn rank_ends_in_memory(&self, position: &Position) -> Option<Vec<(Move, Dtz)>> {
+        let side = position.side_to_move();
+        if position.cars(side) == 0 || position.cars(side.other()) == 0 {
+            return Some(Vec::new());
+        }
+        let mut ranked = position
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .map(|&mv| Some((mv, self.end_after_in_memory(position, mv)?)))
+            .collect::<Option<Vec<_>>>()?;
+        ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
+        Some(ranked)
+    }
+
     /// Whether every move of `position` has its distance to the end in
     /// memory, or the tables have none to read.
     pub fn ends_in_memory(&self, position: &Position) -> bool {

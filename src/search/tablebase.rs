@@ -239,6 +239,23 @@ pub(super) fn probe_root(
         return None;
     }
     ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
+    // Where the tables know every move's distance to the end, a decided
+    // root plays by it (the winner to the quickest end, the loser to the
+    // slowest), so the line shown is as long as the mate reported.
+    let ends: Option<Vec<Dtz>> = ranked
+        .iter()
+        .map(|&(mv, value)| match value {
+            Dtz::Draw => Some(Dtz::Draw),
+            _ => layered
+                .end_after_in_memory(&root, mv)
+                .filter(|end| end.wdl() == value.wdl()),
+        })
+        .collect();
+    if let Some(ends) = ends {
+        let mut by_end: Vec<((Move, Dtz), Dtz)> = ranked.into_iter().zip(ends).collect();
+        by_end.sort_by_key(|&(_, end)| std::cmp::Reverse(end.preference()));
+        ranked = by_end.into_iter().map(|(ranked, _)| ranked).collect();
+    }
     if ranked[0].1 == Dtz::Draw {
         let moves = ranked
             .iter()
@@ -305,7 +322,9 @@ fn read_root_layers(layered: &Arc<Layered>, root: &Position, stop: &AtomicBool) 
 const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The line of best play by layered tables from `position` (the winner
-/// making progress or nearing it, the loser delaying) until the game ends,
+/// hurrying to the end, the loser delaying it, where the tables know the
+/// distance to the end; else the winner making progress or nearing it,
+/// the loser delaying) until the game ends,
 /// the position is drawn, `stop` is set, [`MAX_PLY`] moves are made (a
 /// damaged table cannot make it endless) or the next move would need a
 /// layer not in memory (the line is for show: it never waits for a file).
@@ -317,7 +336,10 @@ fn layered_line(
 ) -> Vec<Move> {
     let mut line = Vec::new();
     while !stop.load(Ordering::Relaxed) && line.len() < MAX_PLY {
-        let Some(ranked) = layered.rank_moves_in_memory(&position) else {
+        let ranked = layered
+            .rank_ends_in_memory(&position)
+            .or_else(|| layered.rank_moves_in_memory(&position));
+        let Some(ranked) = ranked else {
             break;
         };
         *probes += ranked.len() as u64;

@@ -1240,8 +1240,10 @@ impl Tables {
 fn has_every_layer(dir: &Path, kind: Kind, shape: &Shape, metric: Metric) -> bool {
     shape.pairs().into_iter().all(|(a, b)| {
         [(a, b), (b, a)].into_iter().all(|(black, white)| {
-            read_values_header(dir, kind, metric, &shape.layer(black, white))
-                .is_ok_and(|header| header.is_some())
+            // Only a regular file is opened (a FIFO would block).
+            fs::metadata(metric.path(dir, black, white)).is_ok_and(|m| m.is_file())
+                && read_values_header(dir, kind, metric, &shape.layer(black, white))
+                    .is_ok_and(|header| header.is_some())
         })
     })
 }
