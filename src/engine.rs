@@ -1107,7 +1107,8 @@ impl<W: Write> Engine<W> {
                 return Ok(());
             }
         };
-        self.say(&response::solve_line(Some(value)))
+        // The game is over: the end is here.
+        self.say(&response::solve_line(Some(value), Some(value)))
     }
 
     fn eval(&mut self) -> io::Result<()> {

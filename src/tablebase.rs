@@ -5,7 +5,9 @@
 //!
 //! Every position a table covers has its win, draw or loss for the side
 //! to move and the plies to the next progress move of best play (see
-//! [`crate::solver::Dtz`]).
+//! [`crate::solver::Dtz`]); the built-in tables, and directories to which
+//! `dodgem solve --dte` added them, also have the plies to the end of the
+//! game of best play ([`Layered::probe_end`]).
 //!
 //! ```
 //! use dodgem::{Position, Rules, solver::Dtz, tablebase};
@@ -20,7 +22,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::board::{Color, Move, Position, Rules};
 use crate::protocol::escape;
-use crate::solver::{self, Dtz, Kind, Wdl, WdlReader};
+use crate::solver::{self, Dtz, Kind, Metric, Wdl, WdlReader};
 
 /// Board sizes with a built-in table.
 pub const BUILTIN_SIZES: [usize; 2] = [3, 4];
@@ -120,15 +122,17 @@ impl Layered {
             max_cars: size as u32 - 1,
         };
         let started = std::time::Instant::now();
-        let layers = solver::solve_in_memory(kind, solver::default_threads())
-            .expect("3x3 and 4x4 solve in memory");
+        let threads = solver::default_threads();
+        let layers = solver::solve_in_memory(kind, threads).expect("3x3 and 4x4 solve in memory");
+        let ends = solver::dte_in_memory(kind, threads, &layers)
+            .expect("3x3 and 4x4 distances to the end derive in memory");
         log::info!(
             "built the {size}x{size} {} table in {:?}",
             rules.name(),
             started.elapsed()
         );
         Layered {
-            tables: solver::Tables::from_memory(kind, layers),
+            tables: solver::Tables::from_memory(kind, layers, Some(ends)),
         }
     }
 
@@ -174,6 +178,92 @@ impl Layered {
     /// [`Layered::take_errors`]).
     pub fn probe(&self, position: &Position) -> Option<Dtz> {
         self.tables.probe(position).unwrap_or(None)
+    }
+
+    /// Whether the tables know every position's distance to the end of
+    /// the game (the built-in tables do; a directory does once
+    /// `dodgem solve --dte` has run on it).
+    pub fn has_dte(&self) -> bool {
+        self.tables.has_dte()
+    }
+
+    /// The value of `position` for the side to move with the plies to the
+    /// end of the game under best play (the winner hurrying, the loser
+    /// delaying); `None` when the tables do not cover it, do not have the
+    /// distances to the end, or its layer cannot be read.
+    pub fn probe_end(&self, position: &Position) -> Option<Dtz> {
+        self.tables
+            .probe_metric(Metric::Dte, position)
+            .unwrap_or(None)
+    }
+
+    /// [`Layered::probe_end`] for tables held whole in memory (the built-in
+    /// ones): `None` as well for tables read from a directory, so that
+    /// probes inside the search never wait for a lock or a file.
+    pub fn probe_end_built_in(&self, position: &Position) -> Option<Dtz> {
+        if self.dir().is_some() {
+            return None;
+        }
+        self.tables
+            .probe_metric_in_memory(Metric::Dte, position)
+            .flatten()
+    }
+
+    /// The value the move `mv` of `position` gives the side to move with
+    /// the plies to the end of the game (the last car off: a win in 1);
+    /// `None` where [`Layered::probe_end`] has none for the position it
+    /// leads to.
+    pub fn end_after(&self, position: &Position, mv: Move) -> Option<Dtz> {
+        let side = position.side_to_move();
+        let child = position.play(mv);
+        if child.cars(side) == 0 {
+            return Some(Dtz::Win(1));
+        }
+        Some(self.probe_end(&child)?.through(false))
+    }
+
+    /// [`Layered::end_after`] without reading a file: `None` as well when
+    /// the layer it needs is not in memory.
+    pub fn end_after_in_memory(&self, position: &Position, mv: Move) -> Option<Dtz> {
+        let side = position.side_to_move();
+        let child = position.play(mv);
+        if child.cars(side) == 0 {
+            return Some(Dtz::Win(1));
+        }
+        let end = self.tables.probe_metric_in_memory(Metric::Dte, &child)??;
+        Some(end.through(false))
+    }
+
+    /// Every legal move of a covered `position` with the value it gives
+    /// the side to move and its plies to the end of the game, best first
+    /// (the quickest win, the slowest loss; ties in move-generation
+    /// order), without reading a layer file: `None` when a move's distance
+    /// to the end is not in memory (or the tables have none), empty when
+    /// `position` is not covered.
+    pub fn rank_ends_in_memory(&self, position: &Position) -> Option<Vec<(Move, Dtz)>> {
+        let side = position.side_to_move();
+        if position.cars(side) == 0 || position.cars(side.other()) == 0 {
+            return Some(Vec::new());
+        }
+        let mut ranked = position
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .map(|&mv| Some((mv, self.end_after_in_memory(position, mv)?)))
+            .collect::<Option<Vec<_>>>()?;
+        ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
+        Some(ranked)
+    }
+
+    /// Whether every move of `position` has its distance to the end in
+    /// memory, or the tables have none to read.
+    pub fn ends_in_memory(&self, position: &Position) -> bool {
+        !self.has_dte()
+            || position
+                .legal_moves()
+                .as_slice()
+                .iter()
+                .all(|&mv| self.end_after_in_memory(position, mv).is_some())
     }
 
     /// Win, draw or loss of `position` for probes inside the search: `None`

@@ -712,7 +712,11 @@ fn hints_give_every_move_its_exact_value_where_a_table_covers_it() {
             "b3c3" => 1,
             _ => n.parse::<u64>().unwrap() + 1,
         };
+        // With the distance to the end (the built-in tables have it),
+        // every move counts.
         let (value, plies) = match words[..] {
+            ["solve", "win", e, "dtz", _] => ("loss", e.parse::<u64>().unwrap() + 1),
+            ["solve", "loss", e, "dtz", _] => ("win", e.parse::<u64>().unwrap() + 1),
             ["solve", "win", "dtz", n] => ("loss", through(n)),
             ["solve", "loss", "dtz", n] => ("win", through(n)),
             _ => panic!("{after}: {solved}"),

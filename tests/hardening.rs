@@ -177,11 +177,19 @@ fn a_table_whose_values_lie_is_caught_by_the_verifier_and_go_still_answers() {
 /// The `solve` answer for the start position of `size` under `rules`,
 /// from the built-in table.
 fn solve_line(size: usize, rules: Rules) -> String {
+    use dodgem::solver::Dtz;
     let builtin = tablebase::builtin(size, rules).unwrap();
-    match builtin.probe(&dodgem::Position::start(size)).unwrap() {
-        dodgem::solver::Dtz::Win(d) => format!("solve win dtz {d}"),
-        dodgem::solver::Dtz::Loss(d) => format!("solve loss dtz {d}"),
-        dodgem::solver::Dtz::Draw => "solve draw".to_string(),
+    let start = dodgem::Position::start(size);
+    match (
+        builtin.probe(&start).unwrap(),
+        builtin.probe_end(&start).unwrap(),
+    ) {
+        (Dtz::Win(d), Dtz::Win(e)) => format!("solve win {e} dtz {d}"),
+        (Dtz::Loss(d), Dtz::Loss(e)) => format!("solve loss {e} dtz {d}"),
+        (value, end) => {
+            assert_eq!((value, end), (Dtz::Draw, Dtz::Draw));
+            "solve draw".to_string()
+        }
     }
 }
 

@@ -151,7 +151,7 @@ fn the_reachable_census_matches_the_reference_on_every_reachable_position() {
                 max_cars: size as u32 - 1,
             };
             let in_memory =
-                solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap());
+                solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap(), None);
             for tables in [solver::Tables::open(&dir).unwrap(), in_memory] {
                 for threads in [1, 2] {
                     let census = solver::reach::census(&tables, threads, &mut |_, _| {}).unwrap();
@@ -175,7 +175,7 @@ fn a_census_stopped_part_way_resumes_from_its_checkpoint_to_the_same_counts() {
         rules: Rules::Textbook,
         max_cars: 3,
     };
-    let tables = solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap());
+    let tables = solver::Tables::from_memory(kind, solver::solve_in_memory(kind, 2).unwrap(), None);
     let whole = solver::reach::census(&tables, 2, &mut |_, _| {}).unwrap();
     let dir = std::env::temp_dir().join(format!("dodgem-reach-checkpoint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -212,7 +212,8 @@ fn a_census_stopped_part_way_resumes_from_its_checkpoint_to_the_same_counts() {
         rules: Rules::Classic,
         ..kind
     };
-    let classic = solver::Tables::from_memory(other, solver::solve_in_memory(other, 2).unwrap());
+    let classic =
+        solver::Tables::from_memory(other, solver::solve_in_memory(other, 2).unwrap(), None);
     let refused = solver::reach::census_resumable(&classic, 1, &checkpoint(None), &mut |_, _| {});
     assert!(
         refused
@@ -266,18 +267,20 @@ fn solve(engine: &mut Engine) -> String {
 /// size times, and between two progress moves the winner's distance
 /// falls at every one of its moves); a drawn game, cut off after a while,
 /// never leaves the draw. Every decided position scores beyond any
-/// evaluation, the winner's positive. Returns whether the game was
-/// decided.
+/// evaluation, the winner's positive: the mate its distance to the end
+/// gives where `end` knows it (the tables have it), else `cp`. Returns
+/// whether the game was decided.
 fn play_out(
     engine: &mut Engine,
     start: Position,
     rules: Rules,
     probe: &dyn Fn(&Position) -> Option<Dtz>,
+    end: &dyn Fn(&Position) -> Option<Dtz>,
 ) -> bool {
     let fen = format_position(&start);
     let predicted = probe(&start).expect("covered");
     engine.send_all(&[&format!("position fen {fen}")]);
-    assert_eq!(solve(engine), dtz_answer(predicted), "{fen}");
+    assert_eq!(solve(engine), solve_answer(predicted, end(&start)), "{fen}");
     let longest = 2 * 128;
     let limit = match predicted {
         Dtz::Draw => 30,
@@ -300,10 +303,20 @@ fn play_out(
         let value = probe(&position).expect("covered");
         if let Dtz::Win(_) | Dtz::Loss(_) = value {
             let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
-            let (kind, score) = crate::common::info_score(info).unwrap();
-            assert_eq!(kind, "cp", "{info}");
-            assert_eq!(score > 20_000, matches!(value, Dtz::Win(_)), "{info}");
-            assert!(score.abs() > 20_000, "{info}");
+            let score = crate::common::info_score(info).unwrap();
+            match end(&position) {
+                Some(Dtz::Win(p)) => assert_eq!(score, mate(p, 1), "{info}"),
+                Some(Dtz::Loss(p)) => assert_eq!(score, mate(p, -1), "{info}"),
+                // Without the distance to the end: `cp`, but for a move
+                // that takes the last car off (a mate in 1 all the same).
+                _ if score == mate(1, 1) => assert_eq!(value, Dtz::Win(1), "{info}"),
+                _ => {
+                    let (kind, score) = score;
+                    assert_eq!(kind, "cp", "{info}");
+                    assert_eq!(score > 20_000, matches!(value, Dtz::Win(_)), "{info}");
+                    assert!(score.abs() > 20_000, "{info}");
+                }
+            }
         }
         let best = best_move(lines.last().unwrap()).to_string();
         let mv = dodgem::notation::parse_move(&best, &position).unwrap();
@@ -367,7 +380,11 @@ fn self_play_from_built_in_tables_ends_as_they_predict() {
         let table = tablebase::builtin(size, rules).unwrap();
         for _ in 0..games {
             let start = random_position(&mut rng, size, rules);
-            match play_out(&mut engine, start, rules, &|p| table.probe(p)) {
+            let (probe, end) = (
+                |p: &Position| table.probe(p),
+                |p: &Position| table.probe_end(p),
+            );
+            match play_out(&mut engine, start, rules, &probe, &end) {
                 true => decided += 1,
                 false => drawn += 1,
             }
@@ -416,23 +433,20 @@ fn the_first_short_search_of_a_fresh_engine_plays_from_the_built_in_table() {
         engine.send(&format!("position fen {fen}"));
         engine.sync();
         let lines = engine.go(go, LONG);
-        let ranked = table.rank_moves(&position);
-        let Dtz::Win(distance) = ranked[0].1 else {
-            panic!("{fen}: {ranked:?}");
+        // The quickest win to the end.
+        let Some(Dtz::Win(plies)) = table.probe_end(&position) else {
+            panic!("{fen}: not won");
         };
-        let played = dodgem::notation::parse_move(best_move(lines.last().unwrap()), &position);
-        let value = ranked
-            .iter()
-            .find(|&&(mv, _)| Ok(mv) == played)
-            .map(|&(_, value)| value);
-        assert_eq!(value, Some(ranked[0].1), "{fen} {go}: {lines:#?}");
+        let played =
+            dodgem::notation::parse_move(best_move(lines.last().unwrap()), &position).unwrap();
+        assert_eq!(
+            table.end_after(&position, played),
+            Some(Dtz::Win(plies)),
+            "{fen} {go}: {lines:#?}"
+        );
         let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
         let score = crate::common::info_score(info).unwrap();
-        assert_eq!(
-            score,
-            ("cp".to_string(), 30_000 - i64::from(distance)),
-            "{fen} {go}: {info}"
-        );
+        assert_eq!(score, mate(plies, 1), "{fen} {go}: {info}");
         assert!(info.contains(" tbhits "), "{info}");
         engine.quit();
     }
@@ -450,7 +464,10 @@ fn a_table_file_or_a_bad_path_is_refused_and_the_engine_carries_on() {
         "position startpos moves a3b3",
     ]);
     let before = solve(&mut engine);
-    assert!(before.starts_with("solve loss dtz "), "{before}");
+    assert!(
+        before.starts_with("solve loss ") && before.contains(" dtz "),
+        "{before}"
+    );
     for (path, complaint) in [
         (&file, "is not a directory"),
         (&dir.join("missing"), "cannot read"),
@@ -579,7 +596,7 @@ fn layered_dir(name: &str, size: usize, rules: Rules, max_cars: u32) -> std::pat
 
 /// A random position with 1 to `max_cars` cars a side, anywhere on the
 /// board, not finished; `side` to move.
-fn random_covered(rng: &mut Rng, size: usize, max_cars: usize, rules: Rules) -> Position {
+pub fn random_covered(rng: &mut Rng, size: usize, max_cars: usize, rules: Rules) -> Position {
     loop {
         let mut grid = vec!['.'; size * size];
         for car in ['B', 'W'] {
@@ -620,13 +637,23 @@ fn random_covered(rng: &mut Rng, size: usize, max_cars: usize, rules: Rules) -> 
     }
 }
 
-/// The `solve` answer layered tables give for `value`.
-fn dtz_answer(value: Dtz) -> String {
-    match value {
-        Dtz::Win(d) => format!("solve win dtz {d}"),
-        Dtz::Loss(d) => format!("solve loss dtz {d}"),
-        Dtz::Draw => "solve draw".to_string(),
+/// The `solve` answer tables give for `value`, with the distance to the
+/// end `end` where they have it.
+fn solve_answer(value: Dtz, end: Option<Dtz>) -> String {
+    match (value, end) {
+        (Dtz::Win(d), Some(Dtz::Win(e))) => format!("solve win {e} dtz {d}"),
+        (Dtz::Loss(d), Some(Dtz::Loss(e))) => format!("solve loss {e} dtz {d}"),
+        (Dtz::Win(d), None) => format!("solve win dtz {d}"),
+        (Dtz::Loss(d), None) => format!("solve loss dtz {d}"),
+        (Dtz::Draw, _) => "solve draw".to_string(),
+        _ => panic!("{value:?} against {end:?}"),
     }
+}
+
+/// The `score mate` of a win (`sign` 1) or loss (-1) in `plies` plies:
+/// moves of the side to move, as the search reports its own mates.
+pub fn mate(plies: u32, sign: i64) -> (String, i64) {
+    ("mate".to_string(), sign * i64::from(plies.div_ceil(2)))
 }
 
 #[test]
@@ -665,7 +692,8 @@ fn layered_tables_answer_solve_and_play_out_as_they_predict() {
                 assert_eq!(tables.probe(&start).unwrap(), Some(reference.dtz(&start)));
             }
             let probe = |p: &Position| tables.probe(p).unwrap();
-            match play_out(&mut engine, start, rules, &probe) {
+            // Tables solved without their distances to the end.
+            match play_out(&mut engine, start, rules, &probe, &|_| None) {
                 true => decided += 1,
                 false => drawn += 1,
             }

@@ -9,6 +9,7 @@
 mod common;
 
 mod clock;
+mod dte;
 mod engine;
 mod fuzz_http;
 mod fuzz_protocol;

@@ -71,13 +71,16 @@ impl fmt::Display for Solved {
 /// Reads the words after `solve`.
 fn parse_solve<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<Solved> {
     let kind = words.next()?;
-    let mut rest: Vec<&str> = words.collect();
+    let rest: Vec<&str> = words.collect();
+    // `<plies to the end>`, `dtz <plies to progress>`, or both: the
+    // distance to the end where given.
     let dtz = rest.first() == Some(&"dtz");
-    if dtz {
-        rest.remove(0);
-    }
     let plies = || match rest.as_slice() {
-        [plies] => plies.parse().ok(),
+        [plies] | ["dtz", plies] => plies.parse().ok(),
+        [plies, "dtz", progress] => {
+            progress.parse::<u32>().ok()?;
+            plies.parse().ok()
+        }
         _ => None,
     };
     match kind {
@@ -89,8 +92,8 @@ fn parse_solve<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<Solved> {
             plies: plies()?,
             dtz,
         }),
-        "draw" if rest.is_empty() && !dtz => Some(Solved::Draw),
-        "unknown" if rest.is_empty() && !dtz => Some(Solved::Unknown),
+        "draw" if rest.is_empty() => Some(Solved::Draw),
+        "unknown" if rest.is_empty() => Some(Solved::Unknown),
         _ => None,
     }
 }
@@ -223,6 +226,14 @@ mod tests {
                 dtz: true
             }))
         );
+        // Both distances: the one to the end is kept.
+        assert_eq!(
+            parse_reply("solve win 19 dtz 1"),
+            Some(Reply::Solve(Solved::Win {
+                plies: 19,
+                dtz: false
+            }))
+        );
         assert_eq!(
             parse_reply("bestmove"),
             Some(Reply::BestMove {
@@ -251,6 +262,9 @@ mod tests {
             "solve draw 3",
             "solve maybe 3",
             "solve loss 3 4",
+            "solve win 19 dtz",
+            "solve win 19 dtz x",
+            "solve win dtz 1 dtz 2",
         ] {
             assert_eq!(parse_reply(line), None, "{line:?}");
         }

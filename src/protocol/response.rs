@@ -141,14 +141,17 @@ pub fn perft_total(nodes: u64) -> String {
 }
 
 /// The answer to `solve`: the position's value for the side to move,
-/// with the distance in plies to the next progress move that keeps it;
-/// `None` is a position no table covers.
-pub fn solve_line(value: Option<Dtz>) -> String {
-    match value {
-        Some(Dtz::Win(plies)) => format!("solve win dtz {plies}"),
-        Some(Dtz::Loss(plies)) => format!("solve loss dtz {plies}"),
-        Some(Dtz::Draw) => "solve draw".to_string(),
-        None => "solve unknown".to_string(),
+/// with the plies to the end of the game under best play (`end`, where
+/// known) and the plies to the next progress move that keeps it; `None`
+/// is a position no table covers.
+pub fn solve_line(value: Option<Dtz>, end: Option<Dtz>) -> String {
+    match (value, end) {
+        (Some(Dtz::Win(dtz)), Some(Dtz::Win(plies))) => format!("solve win {plies} dtz {dtz}"),
+        (Some(Dtz::Loss(dtz)), Some(Dtz::Loss(plies))) => format!("solve loss {plies} dtz {dtz}"),
+        (Some(Dtz::Win(dtz)), _) => format!("solve win dtz {dtz}"),
+        (Some(Dtz::Loss(dtz)), _) => format!("solve loss dtz {dtz}"),
+        (Some(Dtz::Draw), _) => "solve draw".to_string(),
+        (None, _) => "solve unknown".to_string(),
     }
 }
 

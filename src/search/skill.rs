@@ -24,7 +24,7 @@
 //! The levels' measured strength is in docs/skill.md.
 
 use super::TableUse;
-use super::tablebase::layered_score;
+use super::tablebase::move_score;
 use super::{Info, MAX_PLY, Request, SearchResult, Signals, Tables, search};
 use crate::board::{MAX_MOVES, Move, Position};
 use crate::score::TABLE_WIN_BOUND;
@@ -246,7 +246,7 @@ fn solved_scores(request: &Request) -> Vec<(Move, i32, u64)> {
         Some(table) => table
             .rank_moves(&root)
             .into_iter()
-            .map(|(mv, value)| (mv, layered_score(value)))
+            .map(|(mv, value)| (mv, move_score(table, &root, mv, value)))
             .collect(),
         None => Vec::new(),
     };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::{Info, MAX_PLY, Request, Score, SearchResult};
+use super::{Info, MATE, MAX_PLY, Request, Score, SearchResult};
 use crate::board::{Color, Move, Position, Rules};
 use crate::solver::{Dtz, Wdl, WdlReader};
 use crate::tablebase::Layered;
@@ -63,8 +63,11 @@ impl Prober {
 
     /// The exact score of `position`, `ply` plies from the root, for its
     /// side to move, when a table covers it and has its layer in memory:
-    /// a win `TB_WIN - ply` (nearer wins score higher), a loss the
-    /// negation, a draw 0. `None` otherwise (the search goes on).
+    /// from a built-in table, a win or loss `p` plies from the root (its
+    /// distance to the end plus `ply`) scores as the search scores a mate
+    /// that far ([`end_score`]); from a directory, a win `TB_WIN - ply`
+    /// (nearer wins score higher), a loss the negation; a draw 0. `None`
+    /// otherwise (the search goes on).
     pub(super) fn probe(&mut self, position: &Position, ply: usize) -> Option<i32> {
         let cars = |color| position.cars(color).count_ones();
         if cars(Color::Black).max(cars(Color::White)) > self.max_cars {
@@ -76,6 +79,15 @@ impl Prober {
             }
             if let Some(wdl) = table.probe_wdl(reader, position) {
                 self.hits += 1;
+                // Tables held in memory know the distance to the end: the
+                // score of a mate that far, as the search itself gives it.
+                let end = (wdl != Wdl::Draw)
+                    .then(|| table.probe_end_built_in(position))
+                    .flatten()
+                    .and_then(|end| end_score(end, ply));
+                if let Some(score) = end {
+                    return Some(score);
+                }
                 return Some(match wdl {
                     Wdl::Win => TB_WIN - ply as i32,
                     Wdl::Draw => 0,
@@ -157,6 +169,35 @@ pub(super) fn layered_score(value: Dtz) -> i32 {
     }
 }
 
+/// Internal score of a table's value with its distance to the end, for
+/// the side to move `ply` plies from the root: the score the search gives
+/// a mate that far (a win `p` plies from the root is `MATE - p`, a loss
+/// the negation), so that the two compare and the transposition table
+/// adjusts both alike; `None` beyond the range of mate scores.
+pub(super) fn end_score(value: Dtz, ply: usize) -> Option<i32> {
+    let mate = |d: u32| {
+        let plies = ply as u32 + d;
+        (plies <= 2 * MAX_PLY as u32).then(|| MATE - plies as i32)
+    };
+    match value {
+        Dtz::Win(d) => mate(d),
+        Dtz::Loss(d) => mate(d).map(|score| -score),
+        Dtz::Draw => Some(0),
+    }
+}
+
+/// Internal score of the root move `mv` whose table value is `value` (a
+/// draw where the move repeats a position): the mate score of its
+/// distance to the end where the tables have it in memory
+/// ([`end_score`]), else [`layered_score`] of its distance to progress.
+pub(super) fn move_score(layered: &Layered, root: &Position, mv: Move, value: Dtz) -> i32 {
+    layered
+        .end_after_in_memory(root, mv)
+        .filter(|end| value != Dtz::Draw && end.wdl() == value.wdl())
+        .and_then(|end| end_score(end, 0))
+        .unwrap_or_else(|| layered_score(value))
+}
+
 /// Score of a layered-table win at distance 0.
 pub(super) const TABLE_WIN: i32 = 30_000;
 /// Distances beyond this score as this one.
@@ -198,8 +239,24 @@ pub(super) fn probe_root(
         return None;
     }
     ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
-    let best = ranked[0].1;
-    if best == Dtz::Draw {
+    // Where the tables know every move's distance to the end, a decided
+    // root plays by it (the winner to the quickest end, the loser to the
+    // slowest), so the line shown is as long as the mate reported.
+    let ends: Option<Vec<Dtz>> = ranked
+        .iter()
+        .map(|&(mv, value)| match value {
+            Dtz::Draw => Some(Dtz::Draw),
+            _ => layered
+                .end_after_in_memory(&root, mv)
+                .filter(|end| end.wdl() == value.wdl()),
+        })
+        .collect();
+    if let Some(ends) = ends {
+        let mut by_end: Vec<((Move, Dtz), Dtz)> = ranked.into_iter().zip(ends).collect();
+        by_end.sort_by_key(|&(_, end)| std::cmp::Reverse(end.preference()));
+        ranked = by_end.into_iter().map(|(ranked, _)| ranked).collect();
+    }
+    if ranked[0].1 == Dtz::Draw {
         let moves = ranked
             .iter()
             .take_while(|(_, value)| *value == Dtz::Draw)
@@ -216,32 +273,40 @@ pub(super) fn probe_root(
     {
         let mut pv = vec![mv];
         pv.extend(layered_line(layered, root.play(mv), &mut probes, stop));
-        lines.push((index + 1, layered_score(value), pv));
+        lines.push((index + 1, move_score(layered, &root, mv, value), pv));
     }
-    Some(decided(lines, probes, started, layered_score(best)))
+    let best = lines[0].1;
+    Some(decided(lines, probes, started, best))
 }
 
-/// Brings the layers the moves of `root` lead into into memory: at once
+/// Brings the layers the moves of `root` lead into (and their distances
+/// to the end, where the tables have them) into memory: at once
 /// when they are there already, otherwise on a thread of its own (a
 /// 6 x 6 layer is up to 2 GB, seconds to read) while this one watches
 /// `stop` every few milliseconds. `false` when `stop` came first: the
 /// search then answers at once without the tables, and the read goes on
 /// to leave its layers in the cache for the next search.
 fn read_root_layers(layered: &Arc<Layered>, root: &Position, stop: &AtomicBool) -> bool {
-    if layered.rank_moves_in_memory(root).is_some() {
+    if layered.rank_moves_in_memory(root).is_some() && layered.ends_in_memory(root) {
         return true;
     }
     let (done, finished) = crossbeam_channel::bounded(1);
     let (table, position) = (Arc::clone(layered), *root);
+    let read = |table: &Layered, position: &Position| {
+        table.rank_moves(position);
+        for &mv in position.legal_moves().as_slice() {
+            table.end_after(position, mv);
+        }
+    };
     let spawned = std::thread::Builder::new()
         .name("table reader".into())
         .spawn(move || {
-            table.rank_moves(&position);
+            read(&table, &position);
             let _ = done.send(());
         });
     if spawned.is_err() {
         // No thread to spare: read here.
-        layered.rank_moves(root);
+        read(layered, root);
         return true;
     }
     while !stop.load(Ordering::Relaxed) {
@@ -257,7 +322,9 @@ fn read_root_layers(layered: &Arc<Layered>, root: &Position, stop: &AtomicBool) 
 const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The line of best play by layered tables from `position` (the winner
-/// making progress or nearing it, the loser delaying) until the game ends,
+/// hurrying to the end, the loser delaying it, where the tables know the
+/// distance to the end; else the winner making progress or nearing it,
+/// the loser delaying) until the game ends,
 /// the position is drawn, `stop` is set, [`MAX_PLY`] moves are made (a
 /// damaged table cannot make it endless) or the next move would need a
 /// layer not in memory (the line is for show: it never waits for a file).
@@ -269,7 +336,10 @@ fn layered_line(
 ) -> Vec<Move> {
     let mut line = Vec::new();
     while !stop.load(Ordering::Relaxed) && line.len() < MAX_PLY {
-        let Some(ranked) = layered.rank_moves_in_memory(&position) else {
+        let ranked = layered
+            .rank_ends_in_memory(&position)
+            .or_else(|| layered.rank_moves_in_memory(&position));
+        let Some(ranked) = ranked else {
             break;
         };
         *probes += ranked.len() as u64;

@@ -577,13 +577,14 @@ fn solve(shared: &Shared, position: &Position, rules: Rules) -> LoaderDone {
             .covering(position, rules)
             .or_else(|| tablebase::builtin(position.size(), rules))?;
         let value = table.probe(position);
-        Some((value, table.take_errors()))
+        let end = table.probe_end(position);
+        Some(((value, end), table.take_errors()))
     }));
-    let (value, errors) = match answer {
+    let ((value, end), errors) = match answer {
         Ok(Some((value, errors))) => (value, errors),
-        Ok(None) => (None, Vec::new()),
+        Ok(None) => ((None, None), Vec::new()),
         Err(payload) => (
-            None,
+            (None, None),
             vec![format!(
                 "the table lookup failed ({})",
                 panic_message(payload.as_ref())
@@ -591,7 +592,7 @@ fn solve(shared: &Shared, position: &Position, rules: Rules) -> LoaderDone {
         ),
     };
     LoaderDone::Solved {
-        line: response::solve_line(value),
+        line: response::solve_line(value, end),
         errors,
     }
 }

@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::store::{Wdl, WdlBits};
 
 /// Decompressed layers kept however large they are: a position's moves
-/// reach two layers, so fewer would read the same files again and again.
-pub const KEPT_LAYERS: usize = 3;
+/// reach two layers, and their distances to the end two more, so fewer
+/// would read the same files again and again.
+pub const KEPT_LAYERS: usize = 4;
 
 /// Entries of one kind, each with its size in bytes, evicted least
 /// recently used first while the total is over a budget.
@@ -296,6 +297,9 @@ impl WdlCache {
 mod tests {
     use super::*;
 
+    /// Entries the tests keep whatever their size.
+    const KEPT: usize = 3;
+
     #[test]
     fn one_layer_at_a_time_loads_in_the_background() {
         use std::sync::atomic::AtomicBool;
@@ -356,20 +360,20 @@ mod tests {
     fn the_least_recently_used_go_first_and_three_always_stay() {
         let mut lru: Lru<u8> = Lru::default();
         for id in 0..4 {
-            lru.insert(id, Arc::new(0), 10, 35, KEPT_LAYERS);
+            lru.insert(id, Arc::new(0), 10, 35, KEPT);
         }
         // 40 bytes over a budget of 35: the oldest, 0, went.
         assert_eq!(lru.len(), 3);
         assert!(lru.get(0).is_none());
         // Touching 1 makes 2 the oldest.
         assert!(lru.get(1).is_some());
-        lru.insert(4, Arc::new(0), 10, 35, KEPT_LAYERS);
+        lru.insert(4, Arc::new(0), 10, 35, KEPT);
         assert!(lru.get(2).is_none());
         assert!(lru.get(1).is_some() && lru.get(3).is_some() && lru.get(4).is_some());
         assert_eq!(lru.resident(), 30);
         // Huge entries: three stay whatever the budget.
         for id in 10..15 {
-            lru.insert(id, Arc::new(0), 1000, 35, KEPT_LAYERS);
+            lru.insert(id, Arc::new(0), 1000, 35, KEPT);
         }
         assert_eq!(lru.len(), 3);
         assert_eq!(lru.resident(), 3000);
@@ -383,19 +387,19 @@ mod tests {
     fn room_is_made_before_a_large_entry_comes_in() {
         let mut lru: Lru<u8> = Lru::default();
         for id in 0..3 {
-            lru.insert(id, Arc::new(0), 1000, 35, KEPT_LAYERS);
+            lru.insert(id, Arc::new(0), 1000, 35, KEPT);
         }
         // Before a fourth huge entry is read, the oldest goes: never
         // four held at once.
-        assert!(lru.make_room(1000, 35, KEPT_LAYERS));
+        assert!(lru.make_room(1000, 35, KEPT));
         assert_eq!((lru.len(), lru.resident()), (2, 2000));
         assert!(lru.get(0).is_none());
-        lru.insert(3, Arc::new(0), 1000, 35, KEPT_LAYERS);
+        lru.insert(3, Arc::new(0), 1000, 35, KEPT);
         assert_eq!((lru.len(), lru.resident()), (3, 3000));
         // Small entries that fit beside the new one stay.
         let mut small: Lru<u8> = Lru::default();
-        small.insert(0, Arc::new(0), 10, 35, KEPT_LAYERS);
-        assert!(!small.make_room(10, 35, KEPT_LAYERS));
+        small.insert(0, Arc::new(0), 10, 35, KEPT);
+        assert!(!small.make_room(10, 35, KEPT));
         assert_eq!(small.len(), 1);
     }
 }

@@ -12,7 +12,7 @@ use super::default_threads;
 use super::layered::{self, PairDone, Plan};
 use super::playout::PlayoutPlan;
 use super::reach;
-use super::store::{Dtz, Kind, Tables, Tally, read_header};
+use super::store::{Dtz, Kind, Metric, Tables, Tally, read_header, read_values};
 use crate::board::{Color, Position, Rules};
 use crate::notation;
 
@@ -21,7 +21,7 @@ use crate::notation;
 pub struct SolveArgs {
     /// Board size (3 to 8; whole boards up to 6, larger ones with
     /// --max-cars).
-    #[arg(long, required_unless_present_any = ["verify", "playout", "reach"])]
+    #[arg(long, required_unless_present_any = ["verify", "playout", "reach", "dte"])]
     pub size: Option<usize>,
     /// Rule for a blocked side to move: textbook (it loses) or classic
     /// (it wins).
@@ -39,6 +39,12 @@ pub struct SolveArgs {
     /// Stop after writing this many layer files (to test resuming).
     #[arg(long)]
     pub stop_after_layers: Option<u64>,
+    /// Add the distance to the end of the game of every position to a
+    /// directory of solved tables (a `.dte` file beside each layer's
+    /// `.dtz` file; a run killed part-way continues where it stopped when
+    /// started again). `--out` does this as its last step.
+    #[arg(long, conflicts_with_all = ["size", "out", "verify", "playout", "reach"])]
+    pub dte: Option<PathBuf>,
     /// Check a directory of layer files: re-derive every stored value from
     /// its successors' stored values.
     #[arg(long, conflicts_with_all = ["size", "out", "playout"])]
@@ -103,6 +109,9 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     if args.journal.is_some() {
         return Err("--journal goes with --verify or --reach".into());
     }
+    if let Some(dir) = &args.dte {
+        return dte_pass(dir, threads, args.stop_after_layers, args.quiet);
+    }
     let size = args.size.expect("clap requires --size here");
     let Some(out) = &args.out else {
         return Err("solve needs --out: a directory for the layer files".into());
@@ -135,7 +144,97 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         );
         return Ok(());
     }
+    let left = args
+        .stop_after_layers
+        .map(|limit| limit.saturating_sub(outcome.layers_written));
+    dte_pass(out, threads, left, args.quiet)
+}
+
+/// `dodgem solve --dte DIR` (and the last step of `--out`): the distances
+/// to the end added to a solved directory, with per-pair lines and a
+/// summary.
+fn dte_pass(
+    dir: &Path,
+    threads: usize,
+    stop_after_layers: Option<u64>,
+    quiet: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let mut on_pair = |pair: &PairDone| {
+        if quiet || pair.resumed {
+            return;
+        }
+        let names: Vec<String> = pair
+            .layers
+            .iter()
+            .map(|(a, b)| format!("{a:03}-{b:03}"))
+            .collect();
+        eprintln!(
+            "distances to the end: pair {}/{} layers {}: {} slots, longest {} plies, in {:.1} s (read {:.1}, derive {:.1}, write {:.1}), files {} | elapsed {:.0} s, rss {}",
+            pair.done,
+            pair.pairs,
+            names.join(" "),
+            pair.slots,
+            pair.tally.longest,
+            pair.seconds,
+            pair.phases[0],
+            pair.phases[1],
+            pair.phases[2],
+            mib(pair.bytes),
+            started.elapsed().as_secs_f64(),
+            resident_memory().unwrap_or_default(),
+        );
+    };
+    let outcome = layered::add_dte(dir, threads, stop_after_layers, &mut on_pair)?;
+    if outcome.stopped {
+        println!(
+            "stopped after writing {} distance-to-the-end files, as asked; run `dodgem solve --dte {}` to continue",
+            outcome.layers_written,
+            dir.display()
+        );
+        return Ok(());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let peak = peak_memory().unwrap_or_else(|| "unknown".into());
+    let tables = Tables::open(dir)?;
+    let kind = tables.kind();
+    let shape = tables.shape();
+    // The longest distances, a layer at a time (not kept).
+    let (mut win, mut loss) = (0, 0);
+    for a in shape.min_progress()..=shape.max_progress() {
+        for b in shape.min_progress()..=shape.max_progress() {
+            let (values, _) = read_values(dir, kind, Metric::Dte, &shape.layer(a, b))?;
+            for slot in 0..values.len() as u64 {
+                match values.get(slot) {
+                    Dtz::Win(d) => win = win.max(d),
+                    Dtz::Loss(d) => loss = loss.max(d),
+                    Dtz::Draw => {}
+                }
+            }
+        }
+    }
+    println!(
+        "{n}x{n} Dodgem, {} rule, at most {} cars a side: distances to the end in {} ({} layer files written, {seconds:.1} s, {threads} threads, peak memory {peak}); longest win {win} plies to the end, longest loss {loss}",
+        kind.rules.name(),
+        kind.max_cars,
+        dir.display(),
+        outcome.layers_written,
+        n = kind.size
+    );
+    let start = Position::start(kind.size);
+    if let Some(value) = tables.probe_metric(Metric::Dte, &start)? {
+        println!("start (Black to move): {}", describe_end(value));
+    }
     Ok(())
+}
+
+/// `win in 19 plies to the end`, `draw`.
+fn describe_end(value: Dtz) -> String {
+    match value {
+        Dtz::Win(d) => format!("win in {d} plies to the end"),
+        Dtz::Loss(d) => format!("loss in {d} plies to the end"),
+        Dtz::Draw => "draw".to_string(),
+    }
 }
 
 /// The layered solve with its bar, per-pair lines and summary.

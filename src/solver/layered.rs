@@ -11,10 +11,12 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::dte::{self, DteSide};
 use super::layers::{Block, Child, Layer, Shape};
 use super::retro::{Side, Solved, solve_pair};
 use super::store::{
-    self, Dtz, Kind, LayerError, Tally, Values, Wdl, WdlBits, decode, read_header, read_layer,
+    self, Dtz, Kind, LayerError, Metric, Tally, Values, Wdl, WdlBits, decode, read_header,
+    read_layer,
 };
 use super::{SolveError, parallel};
 use crate::board::Rules;
@@ -191,7 +193,7 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
         if headers.iter().all(Option::is_some) {
             for (header, layer) in headers.iter().flatten().zip(layers) {
                 report.tally.merge(header.tally);
-                report.bytes += file_len(&plan.dir, layer);
+                report.bytes += file_len(&store::layer_path(&plan.dir, layer.black, layer.white));
             }
         } else {
             report.resumed = false;
@@ -208,8 +210,8 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
     Ok(outcome)
 }
 
-fn file_len(dir: &Path, layer: &Layer) -> u64 {
-    std::fs::metadata(store::layer_path(dir, layer.black, layer.white)).map_or(0, |m| m.len())
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
 /// Solves and writes one pair; returns each layer's tally and file size.
@@ -335,6 +337,173 @@ pub fn solve_in_memory(
         }
     }
     Ok(solved)
+}
+
+/// Derives the distances to the end of every layer of `kind` in memory
+/// from its solved values by `(black, white)` progress (what
+/// [`solve_in_memory`] gives); returns them the same way.
+///
+/// # Errors
+/// A kind without tables, values that contradict each other, distances
+/// beyond two bytes.
+pub fn dte_in_memory(
+    kind: Kind,
+    threads: usize,
+    solved: &HashMap<(u32, u32), Values>,
+) -> Result<HashMap<(u32, u32), Values>, LayeredError> {
+    let shape = shape_of(kind)?;
+    let mut ends: HashMap<(u32, u32), Values> = HashMap::new();
+    for layers in pair_layers(&shape) {
+        let own: Vec<WdlBits> = layers
+            .iter()
+            .map(|layer| WdlBits::from_values(&solved[&(layer.black, layer.white)]))
+            .collect();
+        let read = |layer: &Layer| {
+            Ok(ends
+                .get(&(layer.black, layer.white))
+                .expect("the layers ahead have their distances first")
+                .clone())
+        };
+        let pair = dte_pair_from(&shape, threads, &layers, &own, &read, &mut [0.0; 3])?;
+        for (layer, done) in layers.iter().zip(pair) {
+            ends.insert((layer.black, layer.white), done.values);
+        }
+    }
+    Ok(ends)
+}
+
+/// Derives the distances to the end of the layers of one pair from their
+/// solved values `own`, reading the distances to the end of the layers
+/// ahead with `read`; `phases[0..2]` get the seconds spent reading and
+/// solving.
+fn dte_pair_from(
+    shape: &Shape,
+    threads: usize,
+    layers: &[Layer],
+    own: &[WdlBits],
+    read: &(dyn Fn(&Layer) -> Result<Values, LayerError> + Sync),
+    phases: &mut [f64; 3],
+) -> Result<Vec<Solved>, LayeredError> {
+    let started = Instant::now();
+    let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
+    let values = ahead
+        .iter()
+        .map(|layer| layer.as_ref().map(read).transpose())
+        .collect::<Result<Vec<_>, _>>()?;
+    let sides: Vec<DteSide> = layers
+        .iter()
+        .zip(own)
+        .zip(ahead.iter().zip(&values))
+        .map(|((layer, values), (ahead, ends))| DteSide {
+            layer,
+            values,
+            ahead: ahead.as_ref().zip(ends.as_ref()),
+        })
+        .collect();
+    phases[0] = started.elapsed().as_secs_f64();
+    let solved = dte::solve_pair(shape, threads, &sides)?;
+    phases[1] = started.elapsed().as_secs_f64() - phases[0];
+    Ok(solved)
+}
+
+/// Adds the distance to the end of every position to the solved tables
+/// in `dir` (a `.dte` file beside each layer's `.dtz` file), pair by pair
+/// from the end of the game back, calling `progress` after each pair. A
+/// pair whose files are there already is skipped, so a run killed at any
+/// moment continues from the last finished pair; it stops once
+/// `stop_after_layers` files have been written, if given.
+///
+/// # Errors
+/// An unusable or unfinished directory, a damaged file, values that
+/// contradict each other, a write failure.
+pub fn add_dte(
+    dir: &Path,
+    threads: usize,
+    stop_after_layers: Option<u64>,
+    progress: &mut dyn FnMut(&PairDone),
+) -> Result<Outcome, LayeredError> {
+    let kind = store::read_kind(dir)?;
+    let shape = shape_of(kind)?;
+    store::prepare_dir(dir, kind)?;
+    let pairs = pair_layers(&shape);
+    for layer in pairs.iter().flatten() {
+        if read_header(dir, kind, layer)?.is_none() {
+            return Err(LayeredError::Layer(LayerError::Unusable(format!(
+                "{} is not solved yet ({} is missing): finish the solve first",
+                dir.display(),
+                store::layer_path(dir, layer.black, layer.white).display()
+            ))));
+        }
+    }
+    let mut outcome = Outcome {
+        tally: Tally::default(),
+        layers_written: 0,
+        stopped: false,
+    };
+    for (done, layers) in pairs.iter().enumerate() {
+        if stop_after_layers.is_some_and(|limit| outcome.layers_written >= limit) {
+            outcome.stopped = true;
+            break;
+        }
+        let started = Instant::now();
+        let mut report = PairDone {
+            layers: layers.iter().map(|l| (l.black, l.white)).collect(),
+            slots: layers.iter().map(|l| l.slots).sum(),
+            tally: Tally::default(),
+            resumed: true,
+            seconds: 0.0,
+            bytes: 0,
+            phases: [0.0; 3],
+            done: done + 1,
+            pairs: pairs.len(),
+        };
+        let headers = layers
+            .iter()
+            .map(|layer| store::read_values_header(dir, kind, Metric::Dte, layer))
+            .collect::<Result<Vec<_>, _>>()?;
+        if headers.iter().all(Option::is_some) {
+            for (header, layer) in headers.iter().flatten().zip(layers) {
+                report.tally.merge(header.tally);
+                report.bytes += file_len(&Metric::Dte.path(dir, layer.black, layer.white));
+            }
+        } else {
+            report.resumed = false;
+            let own = layers
+                .iter()
+                .map(|layer| WdlBits::read(dir, kind, layer))
+                .collect::<Result<Vec<_>, LayerError>>()?;
+            let solved = dte_pair_from(
+                &shape,
+                threads,
+                layers,
+                &own,
+                &|layer| Ok(store::read_values(dir, kind, Metric::Dte, layer)?.0),
+                &mut report.phases,
+            )?;
+            drop(own);
+            let writing = Instant::now();
+            for (solved, layer) in solved.iter().zip(layers) {
+                report.bytes += store::write_values(
+                    dir,
+                    kind,
+                    Metric::Dte,
+                    layer,
+                    &solved.values,
+                    solved.tally,
+                )
+                .map_err(|e| {
+                    LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e)
+                })?;
+                report.tally.merge(solved.tally);
+            }
+            report.phases[2] = writing.elapsed().as_secs_f64();
+            outcome.layers_written += layers.len() as u64;
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        outcome.tally.merge(report.tally);
+        progress(&report);
+    }
+    Ok(outcome)
 }
 
 /// What [`verify`] found.

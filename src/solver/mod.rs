@@ -13,11 +13,15 @@
 //! and 4 x 4 tables, stays in memory ([`solve_in_memory`]).
 //!
 //! What is stored for every position is win, draw or loss for the side to
-//! move and the plies to the next progress move of best play ([`Dtz`]).
+//! move and the plies to the next progress move of best play ([`Dtz`]);
+//! from those, a second pass over the layers ([`dte`], [`add_dte`],
+//! [`dte_in_memory`]) derives the plies to the end of the game of best
+//! play ([`Metric::Dte`]).
 
 mod cache;
 mod checkpoint;
 pub mod cli;
+mod dte;
 mod layered;
 mod layers;
 mod playout;
@@ -28,22 +32,27 @@ mod store;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use cache::{DEFAULT_WDL_MB, VALUE_BUDGET, WdlReader, set_wdl_budget, wdl_budget};
+pub use dte::MAX_DTE;
 pub use layered::{
-    LayeredError, Outcome, PairDone, Plan, Verified, shape_of, solve as solve_layers,
-    solve_in_memory, verify,
+    LayeredError, Outcome, PairDone, Plan, Verified, add_dte, dte_in_memory, shape_of,
+    solve as solve_layers, solve_in_memory, verify,
 };
 pub use layers::{Block, Child, Layer, Shape};
 pub use playout::{PlayoutPlan, Playouts, playout};
 pub use store::{
-    Dtz, Header, Kind, LayerError, MANIFEST, Tables, Tally, Values, Wdl, layer_path, read_header,
-    read_layer, stream_layer, write_layer,
+    Dtz, Header, Kind, LayerError, MANIFEST, Metric, Tables, Tally, Values, Wdl, layer_path,
+    read_header, read_layer, read_values, read_values_header, stream_layer, write_layer,
+    write_values,
 };
 
 /// Why a solve could not be done.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SolveError {
-    /// A distance to progress beyond what two-byte cells hold.
+    /// A distance to progress beyond what two-byte cells hold (or one to
+    /// the end beyond what two-byte values hold).
     TooDeep(u32),
+    /// Solved values that contradict each other: what is wrong.
+    Inconsistent(String),
 }
 
 impl std::fmt::Display for SolveError {
@@ -53,6 +62,7 @@ impl std::fmt::Display for SolveError {
                 f,
                 "a position is {plies} plies from progress, more than the solver's cells hold"
             ),
+            SolveError::Inconsistent(why) => write!(f, "the solved values disagree: {why}"),
         }
     }
 }
@@ -71,10 +81,19 @@ fn parallel<T: Send>(
     units: usize,
     work: impl Fn(usize, &mut Vec<T>) + Sync,
 ) -> Vec<T> {
+    let threads = threads.clamp(1, units.max(1));
+    if threads == 1 {
+        // No thread to start for one unit or one thread.
+        let mut out = Vec::new();
+        for unit in 0..units {
+            work(unit, &mut out);
+        }
+        return out;
+    }
     let next_unit = AtomicUsize::new(0);
     let mut gathered = Vec::new();
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.max(1))
+        let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut out = Vec::new();

@@ -29,7 +29,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
 
 use super::layers::{Layer, Mover, Parents, Shape};
-use super::store::{Dtz, MAX_NARROW_DTZ, Tally, Values, Wdl, WdlBits, encode};
+use super::store::{Dtz, Tally, Values, Wdl, WdlBits, encode};
 use super::{SolveError, parallel};
 use crate::board::Rules;
 
@@ -177,7 +177,7 @@ fn solve_with<C: Cell>(
         .map(|side| (0..side.layer.slots).map(|_| C::new()).collect())
         .collect();
     let partner = |i: usize| sides.len() - 1 - i;
-    let units = units(sides);
+    let units = units(&sides.iter().map(|side| side.layer).collect::<Vec<_>>());
     let started = std::time::Instant::now();
     // Seed: each thread returns how many slots it decided in 1.
     let decided_in_one: u64 = parallel(threads, units.len(), |unit, out| {
@@ -412,20 +412,16 @@ fn finish<C: Cell>(states: Vec<C>) -> Solved {
         Values::Narrow(states.into_iter().map(|c| value_of(c) as u8).collect())
     } else {
         let wide: Vec<u16> = states.into_iter().map(value_of).collect();
-        if tally.longest <= MAX_NARROW_DTZ {
-            Values::Narrow(wide.into_iter().map(|v| v as u8).collect())
-        } else {
-            Values::Wide(wide)
-        }
+        Values::from_codes(wide, tally.longest)
     };
     Solved { values, tally }
 }
 
-/// Units of work: runs of rows of one block of one side.
-fn units(sides: &[Side]) -> Vec<(usize, usize, Range<u64>)> {
+/// Units of work: runs of rows of one block of one layer of a pair.
+pub(super) fn units(layers: &[&Layer]) -> Vec<(usize, usize, Range<u64>)> {
     let mut units = Vec::new();
-    for (i, side) in sides.iter().enumerate() {
-        for (b, block) in side.layer.blocks.iter().enumerate() {
+    for (i, layer) in layers.iter().enumerate() {
+        for (b, block) in layer.blocks.iter().enumerate() {
             let step = (UNIT / block.white_sets.max(1)).max(TILE_ROWS);
             let mut first = 0;
             while first < block.black_sets {

@@ -14,7 +14,8 @@
 //! | 14 | most cars a side on the board |
 //! | 15 | bytes a value takes, less one: 0 (one byte), or 1 (two, little-endian) |
 //! | 16..18, 18..20 | the layer: Black's progress, White's progress |
-//! | 20..24 | zero |
+//! | 20 | what the values measure: 0 the distance to progress (`.dtz` files), 1 the distance to the end (`.dte` files) |
+//! | 21..24 | zero |
 //! | 24..32 | slots (positions and non-positions of the layer's index) |
 //! | 32..40, 40..48, 48..56 | wins, draws, losses (Black to move) |
 //! | 56..60 | longest distance to a progress move |
@@ -25,7 +26,12 @@
 //! | 80.. | payload: one zstd frame of one value per slot ([`encode`]) |
 //!
 //! A directory of layer files starts with a manifest, `dodgem-tables.txt`,
-//! naming the board size, rule and car limit.
+//! naming the board size, rule and car limit. Each layer has a `.dtz`
+//! file, win/draw/loss with the distance to the next progress move; a
+//! directory may also have a `.dte` file per layer, the same values with
+//! the distance to the end of the game instead ([`Metric`]). Where the
+//! longest distance field says the longest distance to progress, a `.dte`
+//! file's says the longest to the end.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -150,6 +156,16 @@ impl Values {
     /// The value of `slot`.
     pub fn get(&self, slot: u64) -> Dtz {
         decode(self.code(slot))
+    }
+
+    /// Values from their codes ([`encode`]), one byte a slot when the
+    /// longest distance among them (`longest`) allows.
+    pub fn from_codes(codes: Vec<u16>, longest: u32) -> Values {
+        if longest <= MAX_NARROW_DTZ {
+            Values::Narrow(codes.into_iter().map(|v| v as u8).collect())
+        } else {
+            Values::Wide(codes)
+        }
     }
 
     /// Bytes a value takes in the file.
@@ -372,9 +388,37 @@ impl Kind {
     }
 }
 
-/// The file of layer `(black, white)` in `dir`.
+/// What the distances of a layer file count: plies to the next progress
+/// move of best play (every layer has it), or plies to the end of the game
+/// under best play, the winner hurrying, the loser delaying (derived from
+/// the first, see [`super::dte`]). Both are stored as [`Dtz`] values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Metric {
+    Dtz,
+    Dte,
+}
+
+impl Metric {
+    /// The file of layer `(black, white)` in `dir`.
+    pub fn path(self, dir: &Path, black: u32, white: u32) -> PathBuf {
+        let extension = match self {
+            Metric::Dtz => "dtz",
+            Metric::Dte => "dte",
+        };
+        dir.join(format!("layer-{black:03}-{white:03}.{extension}"))
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Metric::Dtz => 0,
+            Metric::Dte => 1,
+        }
+    }
+}
+
+/// The distance-to-progress file of layer `(black, white)` in `dir`.
 pub fn layer_path(dir: &Path, black: u32, white: u32) -> PathBuf {
-    dir.join(format!("layer-{black:03}-{white:03}.dtz"))
+    Metric::Dtz.path(dir, black, white)
 }
 
 /// Prepares `dir` for tables of `kind`: writes the manifest, or checks the
@@ -461,6 +505,7 @@ pub(super) fn write_durably_with(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
     pub kind: Kind,
+    pub metric: Metric,
     pub black: u32,
     pub white: u32,
     pub slots: u64,
@@ -480,6 +525,7 @@ impl Header {
         out[7] = (self.width - 1) as u8;
         out[8..10].copy_from_slice(&(self.black as u16).to_le_bytes());
         out[10..12].copy_from_slice(&(self.white as u16).to_le_bytes());
+        out[12] = self.metric.code();
         out[16..24].copy_from_slice(&self.slots.to_le_bytes());
         out[24..32].copy_from_slice(&self.tally.wins.to_le_bytes());
         out[32..40].copy_from_slice(&self.tally.draws.to_le_bytes());
@@ -520,8 +566,19 @@ impl Header {
                 ));
             }
         };
+        let metric = match bytes[20] {
+            0 => Metric::Dtz,
+            1 => Metric::Dte,
+            other => {
+                return Err(LayerError::Corrupt(
+                    path.to_path_buf(),
+                    format!("unknown metric code {other}"),
+                ));
+            }
+        };
         let header = Header {
             width,
+            metric,
             kind: Kind {
                 size: usize::from(bytes[12]),
                 rules,
@@ -561,6 +618,21 @@ pub fn write_layer(
     values: &Values,
     tally: Tally,
 ) -> io::Result<u64> {
+    write_values(dir, kind, Metric::Dtz, layer, values, tally)
+}
+
+/// [`write_layer`] for the values of `metric`.
+///
+/// # Errors
+/// Any I/O error.
+pub fn write_values(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+    values: &Values,
+    tally: Tally,
+) -> io::Result<u64> {
     let payload = match values {
         Values::Narrow(v) => zstd::bulk::compress(v, ZSTD_LEVEL)?,
         Values::Wide(v) => {
@@ -574,6 +646,7 @@ pub fn write_layer(
     };
     let header = Header {
         kind,
+        metric,
         black: layer.black,
         white: layer.white,
         slots: values.len() as u64,
@@ -587,12 +660,24 @@ pub fn write_layer(
     bytes.extend_from_slice(&header.checksum(&payload).to_le_bytes());
     bytes.extend_from_slice(&[0; 4]);
     bytes.extend_from_slice(&payload);
-    write_durably(&layer_path(dir, layer.black, layer.white), &bytes)?;
+    write_durably(&metric.path(dir, layer.black, layer.white), &bytes)?;
     Ok(bytes.len() as u64)
 }
 
 /// Checks that a header is the one `layer` of `kind` should have.
-fn check_header(path: &Path, header: &Header, kind: Kind, layer: &Layer) -> Result<(), LayerError> {
+fn check_header(
+    path: &Path,
+    header: &Header,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+) -> Result<(), LayerError> {
+    if header.metric != metric {
+        return Err(LayerError::Foreign(
+            path.to_path_buf(),
+            format!("holds {:?} values, not {metric:?}", header.metric),
+        ));
+    }
     if header.kind != kind {
         let k = header.kind;
         return Err(LayerError::Foreign(
@@ -627,7 +712,20 @@ fn check_header(path: &Path, header: &Header, kind: Kind, layer: &Layer) -> Resu
 /// # Errors
 /// A file that is damaged, truncated or of another kind or layer.
 pub fn read_header(dir: &Path, kind: Kind, layer: &Layer) -> Result<Option<Header>, LayerError> {
-    let path = layer_path(dir, layer.black, layer.white);
+    read_values_header(dir, kind, Metric::Dtz, layer)
+}
+
+/// [`read_header`] for the file of `metric`.
+///
+/// # Errors
+/// As [`read_header`].
+pub fn read_values_header(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+) -> Result<Option<Header>, LayerError> {
+    let path = metric.path(dir, layer.black, layer.white);
     let mut file = match File::open(&path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -642,7 +740,7 @@ pub fn read_header(dir: &Path, kind: Kind, layer: &Layer) -> Result<Option<Heade
         .read(&mut bytes)
         .map_err(|e| LayerError::Io(path.clone(), e))?;
     let (header, _) = Header::parse(&path, &bytes[..read])?;
-    check_header(&path, &header, kind, layer)?;
+    check_header(&path, &header, kind, metric, layer)?;
     if length != HEADER_LEN as u64 + header.payload {
         return Err(LayerError::Truncated(path));
     }
@@ -655,12 +753,13 @@ pub fn read_header(dir: &Path, kind: Kind, layer: &Layer) -> Result<Option<Heade
 fn read_checked(
     dir: &Path,
     kind: Kind,
+    metric: Metric,
     layer: &Layer,
 ) -> Result<(Header, Vec<u8>, PathBuf), LayerError> {
-    let path = layer_path(dir, layer.black, layer.white);
+    let path = metric.path(dir, layer.black, layer.white);
     let mut bytes = fs::read(&path).map_err(|e| LayerError::Io(path.clone(), e))?;
     let (header, crc) = Header::parse(&path, &bytes)?;
-    check_header(&path, &header, kind, layer)?;
+    check_header(&path, &header, kind, metric, layer)?;
     if bytes.len() as u64 != HEADER_LEN as u64 + header.payload {
         return Err(LayerError::Truncated(path));
     }
@@ -689,7 +788,20 @@ fn values_of(width: usize, raw: Vec<u8>) -> Values {
 /// A missing file, or one that is damaged, truncated or of another kind
 /// or layer.
 pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Values, Tally), LayerError> {
-    let (header, payload, path) = read_checked(dir, kind, layer)?;
+    read_values(dir, kind, Metric::Dtz, layer)
+}
+
+/// [`read_layer`] for the file of `metric`.
+///
+/// # Errors
+/// As [`read_layer`].
+pub fn read_values(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+) -> Result<(Values, Tally), LayerError> {
+    let (header, payload, path) = read_checked(dir, kind, metric, layer)?;
     let expected = layer.slots as usize * header.width;
     let raw = zstd::bulk::decompress(&payload, expected)
         .map_err(|e| LayerError::Corrupt(path.clone(), e.to_string()))?;
@@ -718,7 +830,7 @@ pub fn stream_layer(
     layer: &Layer,
     visit: &mut dyn FnMut(u64, &Values),
 ) -> Result<(), LayerError> {
-    let (header, payload, path) = read_checked(dir, kind, layer)?;
+    let (header, payload, path) = read_checked(dir, kind, Metric::Dtz, layer)?;
     let corrupt = |why: String| LayerError::Corrupt(path.clone(), why);
     let mut decoder = zstd::stream::read::Decoder::with_buffer(&payload[..])
         .map_err(|e| corrupt(e.to_string()))?;
@@ -764,6 +876,8 @@ pub struct Tables {
     source: Source,
     kind: Kind,
     shape: Shape,
+    /// Every layer has its distances to the end ([`Metric::Dte`]).
+    dte: bool,
     values: Mutex<ValueCache>,
     /// Held while a layer is read for `values`: one read at a time, and
     /// not under `values`'s lock (a 6 x 6 layer takes seconds, and
@@ -802,32 +916,47 @@ impl Tables {
                 ),
             )
         })?;
-        Ok(Tables::new(Source::Dir(dir.to_path_buf()), kind, shape))
+        let dte = has_every_layer(dir, kind, &shape, Metric::Dte);
+        Ok(Tables::new(
+            Source::Dir(dir.to_path_buf()),
+            kind,
+            shape,
+            dte,
+        ))
     }
 
     /// Tables of `kind` from the values of every layer, by `(black,
-    /// white)` progress (see [`super::solve_in_memory`]).
+    /// white)` progress (see [`super::solve_in_memory`]), and the
+    /// distances to the end if known (see [`super::dte_in_memory`]).
     ///
     /// # Panics
     /// If `kind` has no tables or a layer is missing.
-    pub fn from_memory(kind: Kind, mut layers: HashMap<(u32, u32), Values>) -> Tables {
+    pub fn from_memory(
+        kind: Kind,
+        layers: HashMap<(u32, u32), Values>,
+        dte: Option<HashMap<(u32, u32), Values>>,
+    ) -> Tables {
         let shape = super::layered::shape_of(kind).expect("solved tables have a shape");
         let (low, high) = (shape.min_progress(), shape.max_progress());
+        let has_dte = dte.is_some();
         let mut values = Vec::new();
-        for a in low..=high {
-            for b in low..=high {
-                let layer = layers.remove(&(a, b)).expect("every layer is solved");
-                values.push(Some(Arc::new(layer)));
+        for mut metric in std::iter::once(layers).chain(dte) {
+            for a in low..=high {
+                for b in low..=high {
+                    let layer = metric.remove(&(a, b)).expect("every layer is solved");
+                    values.push(Some(Arc::new(layer)));
+                }
             }
         }
-        Tables::new(Source::Memory(values), kind, shape)
+        Tables::new(Source::Memory(values), kind, shape, has_dte)
     }
 
-    fn new(source: Source, kind: Kind, shape: Shape) -> Tables {
+    fn new(source: Source, kind: Kind, shape: Shape, dte: bool) -> Tables {
         Tables {
             source,
             kind,
             shape,
+            dte,
             values: Mutex::new(ValueCache::default()),
             reading: Mutex::new(()),
             wdl: Arc::new(WdlCache::default()),
@@ -852,10 +981,21 @@ impl Tables {
         }
     }
 
-    /// Number of a layer, `0..self.layers()`.
-    fn layer_id(&self, black: u32, white: u32) -> u32 {
+    /// Whether the tables know the distance to the end of every position
+    /// ([`Metric::Dte`]) as well as the distance to progress.
+    pub fn has_dte(&self) -> bool {
+        self.dte
+    }
+
+    /// Number of a layer's values of `metric`: `0..self.layers()` for the
+    /// distances to progress, the next as many for those to the end.
+    fn layer_id(&self, metric: Metric, black: u32, white: u32) -> u32 {
         let low = self.shape.min_progress();
-        (black - low) * self.span() + (white - low)
+        let first = match metric {
+            Metric::Dtz => 0,
+            Metric::Dte => self.layers() as u32,
+        };
+        first + (black - low) * self.span() + (white - low)
     }
 
     fn span(&self) -> u32 {
@@ -874,20 +1014,51 @@ impl Tables {
     /// # Errors
     /// The layer's file is missing or damaged.
     pub fn probe(&self, position: &Position) -> Result<Option<Dtz>, LayerError> {
+        self.probe_metric(Metric::Dtz, position)
+    }
+
+    /// The stored value of `position` with its distance in `metric`:
+    /// `Ok(None)` where [`Tables::probe`] says so, and for
+    /// [`Metric::Dte`] when the tables do not have it.
+    ///
+    /// # Errors
+    /// The layer's file is missing or damaged.
+    pub fn probe_metric(
+        &self,
+        metric: Metric,
+        position: &Position,
+    ) -> Result<Option<Dtz>, LayerError> {
         let Some((black, white, slot)) = self.shape.locate(position) else {
             return Ok(None);
         };
-        let values = self.layer_values(black, white)?;
+        if metric == Metric::Dte && !self.dte {
+            return Ok(None);
+        }
+        let values = self.metric_values(metric, black, white)?;
         Ok(Some(values.get(slot)))
     }
 
     /// [`Tables::probe`] without reading a file: `None` when the layer is
     /// not in memory, `Some(None)` when the position is not covered.
     pub fn probe_in_memory(&self, position: &Position) -> Option<Option<Dtz>> {
+        self.probe_metric_in_memory(Metric::Dtz, position)
+    }
+
+    /// [`Tables::probe_metric`] without reading a file: `None` when the
+    /// layer is not in memory, `Some(None)` when the position is not
+    /// covered or the tables do not have `metric`.
+    pub fn probe_metric_in_memory(
+        &self,
+        metric: Metric,
+        position: &Position,
+    ) -> Option<Option<Dtz>> {
         let Some((black, white, slot)) = self.shape.locate(position) else {
             return Some(None);
         };
-        let id = self.layer_id(black, white);
+        if metric == Metric::Dte && !self.dte {
+            return Some(None);
+        }
+        let id = self.layer_id(metric, black, white);
         let values = match &self.source {
             Source::Memory(layers) => Arc::clone(layers[id as usize].as_ref()?),
             Source::Dir(_) => {
@@ -906,7 +1077,21 @@ impl Tables {
     /// # Errors
     /// The layer's file is missing or damaged.
     pub fn layer_values(&self, black: u32, white: u32) -> Result<Arc<Values>, LayerError> {
-        let id = self.layer_id(black, white);
+        self.metric_values(Metric::Dtz, black, white)
+    }
+
+    /// [`Tables::layer_values`] for the values of `metric` (which the
+    /// tables must have: see [`Tables::has_dte`]).
+    ///
+    /// # Errors
+    /// The layer's file is missing or damaged.
+    pub fn metric_values(
+        &self,
+        metric: Metric,
+        black: u32,
+        white: u32,
+    ) -> Result<Arc<Values>, LayerError> {
+        let id = self.layer_id(metric, black, white);
         let dir = match &self.source {
             Source::Memory(layers) => {
                 return Ok(Arc::clone(
@@ -939,7 +1124,7 @@ impl Tables {
             .unwrap_or_else(|e| e.into_inner())
             .layers
             .make_room(layer.slots as usize, VALUE_BUDGET, KEPT_LAYERS);
-        let read = read_layer(dir, self.kind, &layer);
+        let read = read_values(dir, self.kind, metric, &layer);
         let mut cache = self.values.lock().unwrap_or_else(|e| e.into_inner());
         match read {
             Ok((values, _)) => {
@@ -974,7 +1159,7 @@ impl Tables {
     ) -> Result<(), LayerError> {
         match &self.source {
             Source::Memory(layers) => {
-                let id = self.layer_id(black, white);
+                let id = self.layer_id(Metric::Dtz, black, white);
                 visit(
                     0,
                     layers[id as usize].as_ref().expect("every layer is solved"),
@@ -1007,7 +1192,7 @@ impl Tables {
     /// budget, or unusable, is never read).
     pub fn probe_wdl(&self, reader: &mut WdlReader, position: &Position) -> Option<Wdl> {
         let (black, white, slot) = self.shape.locate(position)?;
-        let id = self.layer_id(black, white);
+        let id = self.layer_id(Metric::Dtz, black, white);
         let miss = |budget: usize| -> (Miss, Loader) {
             let layer = self.shape.layer(black, white);
             let too_big = wdl_bytes(layer.slots) > budget;
@@ -1047,6 +1232,20 @@ impl Tables {
         let (bytes, layers) = self.wdl.resident();
         (bytes, layers, self.wdl.is_loading())
     }
+}
+
+/// Whether every layer of `shape` has a file of `metric` in `dir` whose
+/// header is right (a directory whose distances to the end are not all
+/// written yet is used with its distances to progress alone).
+fn has_every_layer(dir: &Path, kind: Kind, shape: &Shape, metric: Metric) -> bool {
+    shape.pairs().into_iter().all(|(a, b)| {
+        [(a, b), (b, a)].into_iter().all(|(black, white)| {
+            // Only a regular file is opened (a FIFO would block).
+            fs::metadata(metric.path(dir, black, white)).is_ok_and(|m| m.is_file())
+                && read_values_header(dir, kind, metric, &shape.layer(black, white))
+                    .is_ok_and(|header| header.is_some())
+        })
+    })
 }
 
 /// Errors found in layers: every one seen, and those not yet taken.

@@ -1,0 +1,272 @@
+//! Distances to the end of the game derived from the solved tables: the
+//! built-in tables and solved directories against the reference solver
+//! on every 3 x 3 and 4 x 4 position, `dodgem solve --dte` resuming layer
+//! by layer, 5 x 5 endgame tables against their own moves, and what
+//! `solve` and `go` report from them.
+
+use crate::common::{Engine, LONG, Rng, best_move, run_cli, scratch, shared, table_dir};
+use crate::reference::{Dtm, Reference};
+use dodgem::board::{Position, Rules};
+use dodgem::notation::format_position;
+use dodgem::solver::{self, Dtz, Kind, Metric};
+use dodgem::tablebase;
+
+/// The reference's distance to the end as a stored value.
+fn as_stored(dtm: Dtm) -> Dtz {
+    match dtm {
+        Dtm::Win(d) => Dtz::Win(d),
+        Dtm::Draw => Dtz::Draw,
+        Dtm::Loss(d) => Dtz::Loss(d),
+    }
+}
+
+/// Checks `probe` against the reference's distance to the end on every
+/// position of `size` under `rules`.
+fn check_everywhere(size: usize, rules: Rules, probe: impl Fn(&Position) -> Option<Dtz>) {
+    let reference = Reference::get(size, rules);
+    for (position, &expected) in reference.positions.iter().zip(&reference.dtm) {
+        assert_eq!(
+            probe(position),
+            Some(as_stored(expected)),
+            "{} ({rules:?})",
+            format_position(position)
+        );
+    }
+}
+
+#[test]
+fn built_in_distances_to_the_end_agree_with_the_reference_on_every_position() {
+    let _cpu = shared();
+    for size in tablebase::BUILTIN_SIZES {
+        for rules in Rules::ALL {
+            let table = tablebase::builtin(size, rules).unwrap();
+            assert!(table.has_dte());
+            check_everywhere(size, rules, |position| table.probe_end(position));
+        }
+    }
+    // The 3 x 3 start: Black wins in 19 plies, by a3b3 alone.
+    for rules in Rules::ALL {
+        let table = tablebase::builtin(3, rules).unwrap();
+        let start = Position::start(3);
+        assert_eq!(table.probe_end(&start), Some(Dtz::Win(19)));
+        let winning: Vec<String> = start
+            .legal_moves()
+            .as_slice()
+            .iter()
+            .filter(|&&mv| matches!(table.end_after(&start, mv), Some(Dtz::Win(_))))
+            .map(|&mv| dodgem::notation::format_move(Some(mv)))
+            .collect();
+        assert_eq!(winning, ["a3b3"]);
+    }
+}
+
+#[test]
+fn solve_dte_adds_the_distances_to_a_solved_directory_resuming_pair_by_pair() {
+    let _cpu = shared();
+    for rules in Rules::ALL {
+        let dir = table_dir(&format!("dte-add-4-{}", rules.name()), 4, rules);
+        let path = dir.to_str().unwrap();
+        // Solved without them: distances to progress alone.
+        assert!(!solver::Tables::open(&dir).unwrap().has_dte());
+        let (status, text) = run_cli(
+            &[
+                "solve",
+                "--dte",
+                path,
+                "--stop-after-layers",
+                "40",
+                "--quiet",
+            ],
+            LONG,
+        );
+        assert!(status.success(), "{text}");
+        assert!(
+            text.contains("stopped after writing 40 distance-to-the-end files"),
+            "{text}"
+        );
+        // Part-way: still used with distances to progress alone.
+        assert!(!solver::Tables::open(&dir).unwrap().has_dte());
+        let written = |dir: &std::path::Path| {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "dte")
+                })
+                .count()
+        };
+        assert_eq!(written(&dir), 40);
+        let (status, text) = run_cli(&["solve", "--dte", path, "--quiet"], LONG);
+        assert!(status.success(), "{text}");
+        let shape = solver::Shape::new(4, 3).unwrap();
+        let layers = (shape.max_progress() - shape.min_progress() + 1).pow(2);
+        // The first run's files are kept, the rest written.
+        assert!(
+            text.contains(&format!("({} layer files written", layers - 40)),
+            "{text}"
+        );
+        let longest = match rules {
+            Rules::Textbook => "longest win 61 plies to the end, longest loss 60",
+            Rules::Classic => "longest win 41 plies to the end, longest loss 42",
+        };
+        assert!(text.contains(longest), "{text}");
+        assert_eq!(written(&dir), layers as usize);
+        let tables = solver::Tables::open(&dir).unwrap();
+        assert!(tables.has_dte());
+        check_everywhere(4, rules, |position| {
+            tables.probe_metric(Metric::Dte, position).unwrap()
+        });
+        // Nothing left to do: a third run writes nothing.
+        let (status, text) = run_cli(&["solve", "--dte", path, "--quiet"], LONG);
+        assert!(
+            status.success() && text.contains("(0 layer files written"),
+            "{text}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn the_solve_command_writes_the_distances_to_the_end_last() {
+    let _cpu = shared();
+    let dir = scratch("dte-solve-3");
+    let out = dir.join("3x3");
+    let (status, text) = run_cli(
+        &[
+            "solve",
+            "--size",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+        LONG,
+    );
+    assert!(status.success(), "{text}");
+    assert!(
+        text.contains("longest win 21 plies to the end")
+            && text.contains("start (Black to move): win in 19 plies to the end"),
+        "{text}"
+    );
+    let tables = solver::Tables::open(&out).unwrap();
+    check_everywhere(3, Rules::Textbook, |position| {
+        tables.probe_metric(Metric::Dte, position).unwrap()
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The distance to the end a position's moves give it, from the values
+/// `probe` gives the positions they lead to: the quickest win, else the
+/// slowest loss (the board's own moves; the last car off wins in 1).
+fn from_moves(position: &Position, probe: &dyn Fn(&Position) -> Option<Dtz>) -> Dtz {
+    let side = position.side_to_move();
+    let mut best: Option<Dtz> = None;
+    for &mv in position.legal_moves().as_slice() {
+        let child = position.play(mv);
+        let value = if child.cars(side) == 0 {
+            Dtz::Win(1)
+        } else {
+            probe(&child).expect("covered").through(false)
+        };
+        if best.is_none_or(|b| value.preference() > b.preference()) {
+            best = Some(value);
+        }
+    }
+    best.expect("a position with a move")
+}
+
+#[test]
+fn five_by_five_endgame_distances_agree_with_their_moves_and_the_engine_reports_them() {
+    let _cpu = shared();
+    let rules = Rules::Classic;
+    let dir = scratch("dte-5-k2");
+    let plan = solver::Plan {
+        kind: Kind {
+            size: 5,
+            rules,
+            max_cars: 2,
+        },
+        dir: dir.clone(),
+        threads: 2,
+        stop_after_layers: None,
+        two_bytes: false,
+    };
+    solver::solve_layers(&plan, &mut |_| {}).unwrap();
+    solver::add_dte(&dir, 2, None, &mut |_| {}).unwrap();
+    let tables = solver::Tables::open(&dir).unwrap();
+    assert!(tables.has_dte());
+    let end = |p: &Position| tables.probe_metric(Metric::Dte, p).unwrap();
+    let mut rng = Rng(0xD7E5);
+    let mut engine = Engine::start();
+    engine.send_all(&[
+        "setoption name Rules value classic",
+        &format!("setoption name TablebasePath value {}", dir.display()),
+    ]);
+    let mut decided = 0;
+    for _ in 0..300 {
+        let position = crate::tablebase::random_covered(&mut rng, 5, 2, rules);
+        if position.legal_moves().as_slice().is_empty() {
+            continue;
+        }
+        let value = end(&position).unwrap();
+        let dtz = tables.probe(&position).unwrap().unwrap();
+        assert_eq!(value.wdl(), dtz.wdl(), "{}", format_position(&position));
+        assert_eq!(
+            value,
+            from_moves(&position, &end),
+            "{}",
+            format_position(&position)
+        );
+        if decided < 20 && value != Dtz::Draw {
+            decided += 1;
+            engine.send_all(&[&format!("position fen {}", format_position(&position))]);
+            engine.send("solve");
+            let (lines, _) = engine.read_until(|l| l.starts_with("solve "), LONG);
+            let expected = match (value, dtz) {
+                (Dtz::Win(e), Dtz::Win(d)) => format!("solve win {e} dtz {d}"),
+                (Dtz::Loss(e), Dtz::Loss(d)) => format!("solve loss {e} dtz {d}"),
+                _ => unreachable!("decided"),
+            };
+            assert_eq!(lines.last().unwrap(), &expected);
+            let lines = engine.go("go depth 1", LONG);
+            let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
+            let score = crate::common::info_score(info).unwrap();
+            let expected = match value {
+                Dtz::Win(p) => crate::tablebase::mate(p, 1),
+                Dtz::Loss(p) => crate::tablebase::mate(p, -1),
+                Dtz::Draw => unreachable!("decided"),
+            };
+            assert_eq!(score, expected, "{info}");
+        }
+    }
+    assert_eq!(decided, 20);
+    engine.quit();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_three_by_three_start_is_mate_in_ten_from_the_built_in_table() {
+    let _cpu = shared();
+    let mut engine = Engine::start();
+    for rules in Rules::ALL {
+        engine.send_all(&[
+            &format!("setoption name Rules value {}", rules.name()),
+            "position startpos",
+        ]);
+        engine.send("solve");
+        let (lines, _) = engine.read_until(|l| l.starts_with("solve "), LONG);
+        let answer = lines.last().unwrap();
+        assert!(answer.starts_with("solve win 19 dtz "), "{answer}");
+        let lines = engine.go("go depth 1", LONG);
+        let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
+        assert!(info.contains(" score mate 10 "), "{info}");
+        // The line shown is the whole game: 19 plies.
+        let pv = info.split(" pv ").nth(1).unwrap();
+        assert_eq!(pv.split_whitespace().count(), 19, "{info}");
+        assert_eq!(best_move(lines.last().unwrap()), "a3b3");
+    }
+    engine.quit();
+}
