@@ -94,6 +94,24 @@ pub struct PairDone {
     pub pairs: usize,
 }
 
+impl PairDone {
+    /// The report of pair `done` of `pairs` before its work: found on
+    /// disk until known otherwise, nothing counted yet.
+    fn starting(layers: &[Layer], done: usize, pairs: usize) -> PairDone {
+        PairDone {
+            layers: layers.iter().map(|l| (l.black, l.white)).collect(),
+            slots: layers.iter().map(|l| l.slots).sum(),
+            tally: Tally::default(),
+            resumed: true,
+            seconds: 0.0,
+            bytes: 0,
+            phases: [0.0; 3],
+            done,
+            pairs,
+        }
+    }
+}
+
 /// What a layered solve ended with.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -175,17 +193,7 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
             break;
         }
         let started = Instant::now();
-        let mut report = PairDone {
-            layers: layers.iter().map(|l| (l.black, l.white)).collect(),
-            slots: layers.iter().map(|l| l.slots).sum(),
-            tally: Tally::default(),
-            resumed: true,
-            seconds: 0.0,
-            bytes: 0,
-            phases: [0.0; 3],
-            done: done + 1,
-            pairs: pairs.len(),
-        };
+        let mut report = PairDone::starting(layers, done + 1, pairs.len());
         let headers = layers
             .iter()
             .map(|layer| read_header(&plan.dir, plan.kind, layer))
@@ -446,17 +454,7 @@ pub fn add_dte(
             break;
         }
         let started = Instant::now();
-        let mut report = PairDone {
-            layers: layers.iter().map(|l| (l.black, l.white)).collect(),
-            slots: layers.iter().map(|l| l.slots).sum(),
-            tally: Tally::default(),
-            resumed: true,
-            seconds: 0.0,
-            bytes: 0,
-            phases: [0.0; 3],
-            done: done + 1,
-            pairs: pairs.len(),
-        };
+        let mut report = PairDone::starting(layers, done + 1, pairs.len());
         let headers = layers
             .iter()
             .map(|layer| store::read_values_header(dir, kind, Metric::Dte, layer))
