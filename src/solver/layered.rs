@@ -178,17 +178,39 @@ fn ahead_of(shape: &Shape, layer: &Layer) -> Option<Layer> {
 pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome, LayeredError> {
     let shape = shape_of(plan.kind)?;
     store::prepare_dir(&plan.dir, plan.kind)?;
-    let pairs = pair_layers(&shape);
+    each_pair(
+        &pair_layers(&shape),
+        &plan.dir,
+        plan.kind,
+        Metric::Dtz,
+        plan.stop_after_layers,
+        progress,
+        |layers, phases| solve_one_pair(&shape, plan, layers, phases),
+    )
+}
+
+/// Works through `pairs` in order: a pair whose `metric` files are all in
+/// `dir` already is reported as found there; any other is made by
+/// `compute` (which returns each layer's tally and file size and fills
+/// in the phases' seconds). Stops before a pair once
+/// `stop_after_layers` files have been written, if given; calls
+/// `progress` after each pair.
+fn each_pair(
+    pairs: &[Vec<Layer>],
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    stop_after_layers: Option<u64>,
+    progress: &mut dyn FnMut(&PairDone),
+    mut compute: impl FnMut(&[Layer], &mut [f64; 3]) -> Result<Vec<(Tally, u64)>, LayeredError>,
+) -> Result<Outcome, LayeredError> {
     let mut outcome = Outcome {
         tally: Tally::default(),
         layers_written: 0,
         stopped: false,
     };
     for (done, layers) in pairs.iter().enumerate() {
-        if plan
-            .stop_after_layers
-            .is_some_and(|limit| outcome.layers_written >= limit)
-        {
+        if stop_after_layers.is_some_and(|limit| outcome.layers_written >= limit) {
             outcome.stopped = true;
             break;
         }
@@ -196,16 +218,16 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
         let mut report = PairDone::starting(layers, done + 1, pairs.len());
         let headers = layers
             .iter()
-            .map(|layer| read_header(&plan.dir, plan.kind, layer))
+            .map(|layer| store::read_values_header(dir, kind, metric, layer))
             .collect::<Result<Vec<_>, _>>()?;
         if headers.iter().all(Option::is_some) {
             for (header, layer) in headers.iter().flatten().zip(layers) {
                 report.tally.merge(header.tally);
-                report.bytes += file_len(&store::layer_path(&plan.dir, layer.black, layer.white));
+                report.bytes += file_len(&metric.path(dir, layer.black, layer.white));
             }
         } else {
             report.resumed = false;
-            for (tally, bytes) in solve_one_pair(&shape, plan, layers, &mut report.phases)? {
+            for (tally, bytes) in compute(layers, &mut report.phases)? {
                 report.tally.merge(tally);
                 report.bytes += bytes;
             }
@@ -443,29 +465,14 @@ pub fn add_dte(
             ))));
         }
     }
-    let mut outcome = Outcome {
-        tally: Tally::default(),
-        layers_written: 0,
-        stopped: false,
-    };
-    for (done, layers) in pairs.iter().enumerate() {
-        if stop_after_layers.is_some_and(|limit| outcome.layers_written >= limit) {
-            outcome.stopped = true;
-            break;
-        }
-        let started = Instant::now();
-        let mut report = PairDone::starting(layers, done + 1, pairs.len());
-        let headers = layers
-            .iter()
-            .map(|layer| store::read_values_header(dir, kind, Metric::Dte, layer))
-            .collect::<Result<Vec<_>, _>>()?;
-        if headers.iter().all(Option::is_some) {
-            for (header, layer) in headers.iter().flatten().zip(layers) {
-                report.tally.merge(header.tally);
-                report.bytes += file_len(&Metric::Dte.path(dir, layer.black, layer.white));
-            }
-        } else {
-            report.resumed = false;
+    each_pair(
+        &pairs,
+        dir,
+        kind,
+        Metric::Dte,
+        stop_after_layers,
+        progress,
+        |layers, phases| {
             let own = layers
                 .iter()
                 .map(|layer| WdlBits::read(dir, kind, layer))
@@ -476,12 +483,13 @@ pub fn add_dte(
                 layers,
                 &own,
                 &|layer| Ok(store::read_values(dir, kind, Metric::Dte, layer)?.0),
-                &mut report.phases,
+                phases,
             )?;
             drop(own);
             let writing = Instant::now();
+            let mut written = Vec::new();
             for (solved, layer) in solved.iter().zip(layers) {
-                report.bytes += store::write_values(
+                let bytes = store::write_values(
                     dir,
                     kind,
                     Metric::Dte,
@@ -492,16 +500,12 @@ pub fn add_dte(
                 .map_err(|e| {
                     LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e)
                 })?;
-                report.tally.merge(solved.tally);
+                written.push((solved.tally, bytes));
             }
-            report.phases[2] = writing.elapsed().as_secs_f64();
-            outcome.layers_written += layers.len() as u64;
-        }
-        report.seconds = started.elapsed().as_secs_f64();
-        outcome.tally.merge(report.tally);
-        progress(&report);
-    }
-    Ok(outcome)
+            phases[2] = writing.elapsed().as_secs_f64();
+            Ok(written)
+        },
+    )
 }
 
 /// What [`verify`] found.
