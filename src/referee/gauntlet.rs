@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::board::Rules;
+use crate::board::{Color, Rules};
 
 use super::clock::TimeControl;
+use super::record::Termination;
 use super::stats::{Tally, format_elo};
 use super::{MatchArgs, MatchError};
 
@@ -173,23 +174,28 @@ struct Figures {
 
 impl Figures {
     fn of(saved: &Saved) -> Figures {
-        let mut figures = Figures {
-            tally: Tally::default(),
-            black: Tally::default(),
-            white: Tally::default(),
-            time_losses: 0,
+        let color = |game: &SavedGame| match game.engine1_color.as_str() {
+            "black" => Color::Black,
+            _ => Color::White,
         };
-        for game in &saved.games {
-            figures.tally.record(game.engine1_points);
-            match game.engine1_color.as_str() {
-                "black" => figures.black.record(game.engine1_points),
-                _ => figures.white.record(game.engine1_points),
-            }
-            if game.termination == "time forfeit" && game.engine1_points == 0.0 {
-                figures.time_losses += 1;
-            }
+        let [black, white] =
+            super::tally_by_color(saved.games.iter().map(|g| (color(g), g.engine1_points)));
+        Figures {
+            tally: Tally {
+                wins: black.wins + white.wins,
+                losses: black.losses + white.losses,
+                draws: black.draws + white.draws,
+            },
+            black,
+            white,
+            time_losses: saved
+                .games
+                .iter()
+                .filter(|g| {
+                    g.termination == Termination::TimeForfeit.name() && g.engine1_points == 0.0
+                })
+                .count() as u32,
         }
-        figures
     }
 }
 

@@ -616,17 +616,24 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
 }
 
 /// The first engine's score in the games it played Black, then in those
-/// it played White.
-pub(crate) fn tally_by_color(games: &[GameRecord]) -> [Tally; 2] {
+/// it played White, from each game's colour and points for it.
+pub(crate) fn tally_by_color(games: impl IntoIterator<Item = (Color, f64)>) -> [Tally; 2] {
     let mut tallies = [Tally::default(); 2];
-    for game in games {
-        let index = match game.engine1 {
+    for (color, points) in games {
+        let index = match color {
             Color::Black => 0,
             Color::White => 1,
         };
-        tallies[index].record(game.engine1_points());
+        tallies[index].record(points);
     }
     tallies
+}
+
+/// Each game's colour and points, as [`tally_by_color`] takes them.
+fn colors_and_points(games: &[GameRecord]) -> impl Iterator<Item = (Color, f64)> + '_ {
+    games
+        .iter()
+        .map(|game| (game.engine1, game.engine1_points()))
 }
 
 /// The closing report: score line, Elo, terminations, per colour, SPRT.
@@ -653,7 +660,7 @@ fn summary(collector: &Collector, sprt: Option<&Sprt>, elapsed: Duration) -> Str
         .map(|(termination, count)| format!("{termination} {count}"))
         .collect();
     out.push_str(&format!("Terminations: {}\n", counts.join(", ")));
-    let [black, white] = tally_by_color(&collector.games);
+    let [black, white] = tally_by_color(colors_and_points(&collector.games));
     out.push_str(&format!("{first} as Black: {black}; as White: {white}\n"));
     if let Some(sprt) = sprt {
         let (lower, upper) = sprt.bounds();

@@ -108,7 +108,7 @@ pub fn to_json(
     for game in games {
         *terminations.entry(game.termination.name()).or_insert(0) += 1;
     }
-    let [black, white] = super::tally_by_color(games);
+    let [black, white] = super::tally_by_color(super::colors_and_points(games));
     let results = Results {
         engine1: names[0],
         engine2: names[1],
