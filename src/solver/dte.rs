@@ -5,56 +5,55 @@
 //! off as long as it can.
 //!
 //! Which positions are won and lost is known, so only the distances are
-//! sought, in increasing order (a retrograde analysis with a bucket per
-//! distance, since a forward move can start a position at any distance):
+//! sought, in increasing order (a retrograde analysis level by level,
+//! where a forward move can start a position at any level):
 //!
 //! 1. **Seed.** A won position's best forward move (into a loss for the
 //!    opponent, or Black's last exit) gives it a first bound; a lost one
 //!    takes the longest of its forward moves and waits for its sideways
 //!    moves. A position without a move ends the game there (distance 0).
-//!    Each position whose distance is known this way goes in the bucket
-//!    of that distance.
-//! 2. **Retreat.** Bucket by bucket, each position in the bucket is
-//!    decided at that distance `d` and tells its sideways parents: a lost
-//!    child bounds a won parent by `d + 1`; a won child takes one off a
-//!    lost parent's count of sideways moves, and a parent whose count
-//!    reaches zero is decided at the larger of `d + 1` and its forward
-//!    bound (its bucket).
+//! 2. **Retreat.** Level by level, a scan finds the positions whose
+//!    distance is known and equal to the level (only in the runs of
+//!    slots marked for that level): they are decided there,
+//!    and each tells its sideways parents: a lost child bounds a won
+//!    parent by `d + 1`; a won child takes one off a lost parent's count
+//!    of sideways moves, and a parent whose count reaches zero is known
+//!    at the larger of `d + 1` and its forward bound.
 //!
-//! The buckets go in order, so a won position is decided at its shortest
-//! route to the end and a lost one at its longest.
+//! A child decided at level `d` only ever gives its parents `d + 1` or
+//! more, so the levels go in order: a won position is decided at its
+//! shortest route to the end and a lost one at its longest. The result
+//! does not depend on how the threads interleave.
+//!
+//! Memory: two bytes a slot of the pair and a bit a level for each run of
+//! [`RUN`] slots, besides the layers' win/draw/loss and the distances of
+//! the layers ahead: no lists of positions.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 
 use super::layers::{Layer, Shape};
 use super::retro::{Solved, units};
 use super::store::{Dtz, Tally, Values, Wdl, WdlBits};
 use super::{SolveError, parallel};
 
-/// A slot's state while a pair is solved: the distance (a bound until
-/// [`DONE`]) in the low bits, a lost position's count of sideways moves
-/// not yet decided above them, and what the slot is.
-const DISTANCE: u32 = 0xFFFF;
-const COUNT_SHIFT: u32 = 16;
-const COUNT: u32 = 0x1F << COUNT_SHIFT;
-const DONE: u32 = 1 << 21;
-const WON: u32 = 1 << 22;
-const LOST: u32 = 1 << 23;
-/// A slot that is no position (the sets overlap).
-const NO_POSITION: u32 = 1 << 24;
+/// A slot's state while a pair is solved, two bytes: the distance (a
+/// bound until [`DONE`]) in the low bits, a lost position's count of
+/// sideways moves not yet decided above them, and what the slot is.
+const DISTANCE: u16 = 0x1FF;
+const COUNT_SHIFT: u16 = 9;
+const COUNT: u16 = 0xF << COUNT_SHIFT;
+const DONE: u16 = 1 << 13;
+const WON: u16 = 1 << 14;
+const LOST: u16 = 1 << 15;
+/// A slot that is no position (the sets overlap): both marks at once.
+const NO_POSITION: u16 = WON | LOST;
 /// A won position with no known route to the end yet.
-const UNBOUNDED: u32 = DISTANCE;
-/// Longest distance to the end the encoded values hold.
-pub const MAX_DTE: u32 = (u16::MAX as u32 - 2) / 2;
-
-/// A bucket entry is `side << 63 | slot`; a parent decided at a level
-/// travels with its distance in the bits from here (layers have fewer
-/// than 2^40 slots).
-const DISTANCE_SHIFT: u32 = 40;
-
-/// Bucket entries of a level handed to a thread at a time.
-const CHUNK: usize = 1 << 14;
+const UNBOUNDED: u16 = DISTANCE;
+/// Longest distance to the end the pass's states hold.
+pub const MAX_DTE: u32 = UNBOUNDED as u32 - 1;
+// Seven cars (8 x 8) with two sideways moves each fit the count.
+const _: () = assert!(2 * 7 <= COUNT >> COUNT_SHIFT);
 
 /// One layer of the pair.
 pub struct DteSide<'a> {
@@ -80,17 +79,24 @@ pub fn solve_pair(
     threads: usize,
     sides: &[DteSide],
 ) -> Result<Vec<Solved>, SolveError> {
-    let states: Vec<Vec<AtomicU32>> = sides
+    let states: Vec<Vec<AtomicU16>> = sides
         .iter()
-        .map(|side| (0..side.layer.slots).map(|_| AtomicU32::new(0)).collect())
+        .map(|side| (0..side.layer.slots).map(|_| AtomicU16::new(0)).collect())
         .collect();
     let partner = |i: usize| sides.len() - 1 - i;
     let layers: Vec<&Layer> = sides.iter().map(|side| side.layer).collect();
     let units = units(&layers);
-    // Seed: each unit lists the slots whose distance it knows (or notes a
-    // contradiction).
-    let contradiction = Mutex::new(None);
-    let seeded = parallel(threads, units.len(), |unit, out| {
+    // Where positions are known at each level, so that a level scans only
+    // those runs of slots; the first error any thread meets.
+    let marks = Marks::new(&states);
+    let failure = Mutex::new(None);
+    let fail = |error: SolveError| {
+        failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(error);
+    };
+    parallel(threads, units.len(), |unit, _: &mut Vec<()>| {
         let (i, block, ref rows) = units[unit];
         let side = &sides[i];
         let block = &side.layer.blocks[block];
@@ -98,7 +104,6 @@ pub fn solve_pair(
         let blacks = shape.black_sets(block);
         let mover = shape.mover(block, side.ahead.map(|(layer, _)| layer));
         let ahead = side.ahead.map(|(_, values)| values);
-        let side_bit = (i as u64) << 63;
         for (wi, &white) in whites.iter().enumerate() {
             for bi in rows.clone() {
                 let black = blacks[bi as usize];
@@ -108,7 +113,7 @@ pub fn solve_pair(
                     continue;
                 }
                 let sideways = mover.sideways(black, white);
-                let mut shortest = UNBOUNDED;
+                let mut shortest = u32::MAX;
                 let mut longest = 0;
                 let mut into_loss = false;
                 let (forward, finishes) = mover.forward(bi, black, white, wi as u64, |child| {
@@ -129,78 +134,76 @@ pub fn solve_pair(
                         } else if finishes {
                             shortest = 1;
                         }
-                        WON | shortest.min(UNBOUNDED)
+                        if shortest == u32::MAX {
+                            WON | UNBOUNDED
+                        } else if shortest > MAX_DTE {
+                            fail(SolveError::TooDeep(shortest));
+                            return;
+                        } else {
+                            WON | shortest as u16
+                        }
                     }
                     Wdl::Loss => {
                         if into_loss || finishes {
-                            let why = format!(
+                            fail(SolveError::Inconsistent(format!(
                                 "layer {} slot {slot} is lost but has a move into a loss",
                                 side.layer.name()
-                            );
-                            *contradiction.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                            )));
                             return;
                         }
-                        LOST | sideways << COUNT_SHIFT | longest.min(UNBOUNDED)
+                        if longest > MAX_DTE {
+                            fail(SolveError::TooDeep(longest));
+                            return;
+                        }
+                        LOST | (sideways as u16) << COUNT_SHIFT | longest as u16
                     }
                 };
                 states[i][slot as usize].store(state, Ordering::Relaxed);
-                let known = (state & WON != 0 && state & DISTANCE != UNBOUNDED)
-                    || (state & LOST != 0 && state & COUNT == 0);
-                if known {
-                    out.push(side_bit | slot);
+                if known(state) {
+                    marks.mark(state & DISTANCE, i, slot);
                 }
             }
         }
     });
-    if let Some(why) = contradiction
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-    {
-        return Err(SolveError::Inconsistent(why));
-    }
-    let mut buckets: Vec<Vec<u64>> = Vec::new();
-    for entry in seeded {
-        let state =
-            states[(entry >> 63) as usize][(entry & !(1 << 63)) as usize].load(Ordering::Relaxed);
-        push(&mut buckets, state & DISTANCE, entry)?;
+    if let Some(error) = failure.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(error);
     }
     let mut level = 0;
-    while level < buckets.len() {
-        let entries = std::mem::take(&mut buckets[level]);
-        let chunks: Vec<&[u64]> = entries.chunks(CHUNK).collect();
-        let distance = level as u32;
-        let decided = parallel(threads, chunks.len(), |unit, out| {
-            for &entry in chunks[unit] {
-                let i = (entry >> 63) as usize;
-                let slot = entry & !(1 << 63);
-                if !decide(&states[i][slot as usize], distance) {
+    while let Some(next) = marks.next_from(level) {
+        level = next;
+        let runs = marks.runs(level);
+        parallel(threads, runs.len(), |unit, _: &mut Vec<()>| {
+            let (i, slots) = runs[unit].clone();
+            let blocks = &sides[i].layer.blocks;
+            let partner_layer = sides[partner(i)].layer;
+            let parents = &states[partner(i)];
+            let mut b = blocks.partition_point(|block| block.offset <= slots.start) - 1;
+            for slot in slots {
+                let state = states[i][slot as usize].load(Ordering::Relaxed);
+                if state & DONE != 0 || state & DISTANCE != level || !known(state) {
                     continue;
                 }
-                let child_won = states[i][slot as usize].load(Ordering::Relaxed) & WON != 0;
-                let blocks = &sides[i].layer.blocks;
-                let block = &blocks[blocks.partition_point(|b| b.offset <= slot) - 1];
+                // Nothing else changes a known state at its own level.
+                states[i][slot as usize].fetch_or(DONE, Ordering::Relaxed);
+                while blocks[b].offset + blocks[b].slots() <= slot {
+                    b += 1;
+                }
+                let block = &blocks[b];
                 let within = slot - block.offset;
-                let parents = &states[partner(i)];
-                let partner_bit = (partner(i) as u64) << 63;
-                shape.parents(block, sides[partner(i)].layer).visit(
+                let child_won = state & WON != 0;
+                shape.parents(block, partner_layer).visit(
                     within / block.white_sets,
                     within % block.white_sets,
-                    |parent| {
-                        if let Some(d) = tell(&parents[parent as usize], child_won, distance) {
-                            // The distance rides in the entry's spare bits.
-                            out.push(u64::from(d) << DISTANCE_SHIFT | partner_bit | parent);
-                        }
+                    |parent| match tell(&parents[parent as usize], child_won, level) {
+                        Ok(Some(d)) => marks.mark(d, partner(i), parent),
+                        Ok(None) => {}
+                        Err(error) => fail(error),
                     },
                 );
             }
         });
-        for entry in decided {
-            let d = (entry >> DISTANCE_SHIFT) as u32 & DISTANCE;
-            push(
-                &mut buckets,
-                d,
-                entry & !(u64::from(DISTANCE) << DISTANCE_SHIFT),
-            )?;
+        if let Some(error) = failure.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(error);
         }
         level += 1;
     }
@@ -211,65 +214,135 @@ pub fn solve_pair(
         .collect()
 }
 
-/// Puts `entry` in the bucket of distance `d`.
-fn push(buckets: &mut Vec<Vec<u64>>, d: u32, entry: u64) -> Result<(), SolveError> {
-    if d > MAX_DTE {
-        return Err(SolveError::TooDeep(d));
-    }
-    if buckets.len() <= d as usize {
-        buckets.resize_with(d as usize + 1, Vec::new);
-    }
-    buckets[d as usize].push(entry);
-    Ok(())
+/// Slots a mark stands for: a run of [`RUN`] slots of one side is
+/// scanned at a level only if one of its positions was marked there.
+const RUN: u64 = 1 << 12;
+
+/// For each level, a bit for each run of slots of the pair: some position
+/// of the run was known at that level (or put off to it) at some time.
+struct Marks {
+    /// `words` words a level.
+    bits: Vec<AtomicU64>,
+    words: usize,
+    /// Each side's first run (the sides' runs follow each other).
+    first_run: Vec<u64>,
+    /// Each side's slots.
+    slots: Vec<u64>,
 }
 
-/// Marks a slot found in the bucket of `distance` decided; `false` when
-/// it was decided before (a won position bucketed again nearer) or its
-/// distance is another.
-fn decide(slot: &AtomicU32, distance: u32) -> bool {
-    let mut state = slot.load(Ordering::Relaxed);
-    loop {
-        if state & DONE != 0 || state & DISTANCE != distance {
-            return false;
+impl Marks {
+    fn new(states: &[Vec<AtomicU16>]) -> Marks {
+        let slots: Vec<u64> = states.iter().map(|side| side.len() as u64).collect();
+        let mut first_run = Vec::new();
+        let mut runs = 0;
+        for &n in &slots {
+            first_run.push(runs);
+            runs += n.div_ceil(RUN);
         }
-        match slot.compare_exchange_weak(state, state | DONE, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => return true,
-            Err(actual) => state = actual,
+        let words = runs.div_ceil(64) as usize;
+        Marks {
+            bits: (0..words * UNBOUNDED as usize)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            words,
+            first_run,
+            slots,
         }
+    }
+
+    /// Marks the run of `slot` of side `i` for `level`.
+    fn mark(&self, level: u16, i: usize, slot: u64) {
+        let run = self.first_run[i] + slot / RUN;
+        let word = &self.bits[level as usize * self.words + (run / 64) as usize];
+        let bit = 1 << (run % 64);
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
+    }
+
+    /// The first level from `level` on with a mark.
+    fn next_from(&self, level: u16) -> Option<u16> {
+        (level..UNBOUNDED).find(|&l| {
+            self.level(l)
+                .iter()
+                .any(|word| word.load(Ordering::Relaxed) != 0)
+        })
+    }
+
+    /// The runs marked for `level`: side and slots.
+    fn runs(&self, level: u16) -> Vec<(usize, std::ops::Range<u64>)> {
+        let mut runs = Vec::new();
+        for (w, word) in self.level(level).iter().enumerate() {
+            let mut bits = word.load(Ordering::Relaxed);
+            while bits != 0 {
+                let run = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                bits &= bits - 1;
+                let i = self.first_run.partition_point(|&first| first <= run) - 1;
+                let run = run - self.first_run[i];
+                let start = run * RUN;
+                runs.push((i, start..(start + RUN).min(self.slots[i])));
+            }
+        }
+        runs
+    }
+
+    fn level(&self, level: u16) -> &[AtomicU64] {
+        &self.bits[level as usize * self.words..][..self.words]
+    }
+}
+
+/// Whether a state's distance is final when its level comes: a won
+/// position with a route to the end, a lost one with no sideways move
+/// left undecided.
+fn known(state: u16) -> bool {
+    match state & NO_POSITION {
+        WON => state & DISTANCE != UNBOUNDED,
+        LOST => state & COUNT == 0,
+        _ => false,
     }
 }
 
 /// Tells an undecided parent that a child is decided at `distance`, won
 /// (`child_won`) or lost for its side to move; returns the parent's
-/// distance when that puts it in a bucket.
-fn tell(slot: &AtomicU32, child_won: bool, distance: u32) -> Option<u32> {
+/// distance when that makes it known.
+///
+/// # Errors
+/// [`SolveError::TooDeep`] when that distance is beyond [`MAX_DTE`].
+fn tell(slot: &AtomicU16, child_won: bool, distance: u16) -> Result<Option<u16>, SolveError> {
+    let through = distance + 1;
+    let too_deep = || Err(SolveError::TooDeep(u32::from(through)));
     let mut state = slot.load(Ordering::Relaxed);
     loop {
-        if state & (DONE | NO_POSITION) != 0 {
-            return None;
+        if state & DONE != 0 || state & NO_POSITION == NO_POSITION {
+            return Ok(None);
         }
-        let (new, bucket) = if !child_won {
+        let (new, known) = if !child_won {
             // A move into a loss: a won parent's route one ply longer.
-            if state & WON == 0 || state & DISTANCE <= distance + 1 {
-                return None;
+            let bound = state & DISTANCE;
+            if state & WON == 0 || (bound != UNBOUNDED && bound <= through) {
+                return Ok(None);
             }
-            (state & !DISTANCE | (distance + 1), Some(distance + 1))
+            if u32::from(through) > MAX_DTE {
+                return too_deep();
+            }
+            (state & !DISTANCE | through, through)
         } else {
             // A move into a win: one move fewer a lost parent waits for.
             if state & LOST == 0 || state & COUNT == 0 {
-                return None;
+                return Ok(None);
             }
             let new = state - (1 << COUNT_SHIFT);
-            if new & COUNT == 0 {
-                let d = (new & DISTANCE).max(distance + 1);
-                (new & !DISTANCE | d, Some(d))
+            if new & COUNT != 0 {
+                (new, UNBOUNDED)
+            } else if u32::from(through) > MAX_DTE {
+                return too_deep();
             } else {
-                (new, None)
+                let d = (new & DISTANCE).max(through);
+                (new & !DISTANCE | d, d)
             }
         };
         match slot.compare_exchange_weak(state, new, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return bucket,
+            Ok(_) => return Ok((known != UNBOUNDED).then_some(known)),
             Err(actual) => state = actual,
         }
     }
@@ -277,13 +350,13 @@ fn tell(slot: &AtomicU32, child_won: bool, distance: u32) -> Option<u32> {
 
 /// A layer's slots as file values with its tallies (see
 /// [`Values::from_codes`]); every won and lost position must be decided.
-fn finish(states: Vec<AtomicU32>, layer: &Layer) -> Result<Solved, SolveError> {
+fn finish(states: Vec<AtomicU16>, layer: &Layer) -> Result<Solved, SolveError> {
     let mut tally = Tally::default();
     let mut codes = Vec::with_capacity(states.len());
     let mut previous = super::store::encode(Dtz::Draw);
     for (slot, state) in states.into_iter().enumerate() {
         let state = state.into_inner();
-        let value = if state & NO_POSITION != 0 {
+        let value = if state & NO_POSITION == NO_POSITION {
             codes.push(previous);
             continue;
         } else if state & (WON | LOST) == 0 {
@@ -295,9 +368,9 @@ fn finish(states: Vec<AtomicU32>, layer: &Layer) -> Result<Solved, SolveError> {
                 if state & WON != 0 { "won" } else { "lost" }
             )));
         } else if state & WON != 0 {
-            Dtz::Win(state & DISTANCE)
+            Dtz::Win(u32::from(state & DISTANCE))
         } else {
-            Dtz::Loss(state & DISTANCE)
+            Dtz::Loss(u32::from(state & DISTANCE))
         };
         tally.add(value);
         previous = super::store::encode(value);
@@ -307,4 +380,75 @@ fn finish(states: Vec<AtomicU32>, layer: &Layer) -> Result<Solved, SolveError> {
         values: Values::from_codes(codes, tally.longest),
         tally,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_child_shortens_a_won_parent_and_a_won_child_counts_down_a_lost_one() {
+        let won = AtomicU16::new(WON | 9);
+        assert_eq!(tell(&won, false, 3), Ok(Some(4)));
+        assert_eq!(won.load(Ordering::Relaxed), WON | 4);
+        // A longer route changes nothing; a won child does not concern it.
+        assert_eq!(tell(&won, false, 5), Ok(None));
+        assert_eq!(tell(&won, true, 1), Ok(None));
+        // Two sideways moves, a forward bound of 7.
+        let lost = AtomicU16::new(LOST | 2 << COUNT_SHIFT | 7);
+        assert!(!known(lost.load(Ordering::Relaxed)));
+        assert_eq!(tell(&lost, true, 2), Ok(None));
+        // The last one decides it, at the later of its bound and the child's.
+        assert_eq!(tell(&lost, true, 10), Ok(Some(11)));
+        assert!(known(lost.load(Ordering::Relaxed)));
+        assert_eq!(lost.load(Ordering::Relaxed) & DISTANCE, 11);
+        for state in [NO_POSITION, WON | DONE | 3, 0] {
+            let slot = AtomicU16::new(state);
+            assert_eq!(tell(&slot, false, 1), Ok(None));
+            assert_eq!(tell(&slot, true, 1), Ok(None));
+            assert_eq!(slot.load(Ordering::Relaxed), state);
+        }
+        assert!(!known(NO_POSITION) && !known(WON | UNBOUNDED) && !known(0));
+    }
+
+    #[test]
+    fn a_distance_beyond_what_the_states_hold_is_refused() {
+        let level = MAX_DTE as u16;
+        let won = AtomicU16::new(WON | UNBOUNDED);
+        assert_eq!(
+            tell(&won, false, level),
+            Err(SolveError::TooDeep(MAX_DTE + 1))
+        );
+        let lost = AtomicU16::new(LOST | 1 << COUNT_SHIFT);
+        assert_eq!(
+            tell(&lost, true, level),
+            Err(SolveError::TooDeep(MAX_DTE + 1))
+        );
+        // Unchanged either way.
+        assert_eq!(won.load(Ordering::Relaxed), WON | UNBOUNDED);
+        assert_eq!(lost.load(Ordering::Relaxed), LOST | 1 << COUNT_SHIFT);
+    }
+
+    #[test]
+    fn marks_name_the_runs_of_both_sides_at_their_level() {
+        let side = |n: u64| (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
+        let states = vec![side(RUN * 2 + 5), side(RUN * 63 + 1)];
+        let marks = Marks::new(&states);
+        assert_eq!(marks.next_from(0), None);
+        marks.mark(7, 0, RUN * 2 + 4);
+        marks.mark(7, 1, RUN * 63);
+        marks.mark(7, 1, 3);
+        marks.mark(9, 1, 0);
+        assert_eq!(marks.next_from(0), Some(7));
+        assert_eq!(marks.next_from(8), Some(9));
+        assert_eq!(marks.next_from(10), None);
+        assert_eq!(
+            marks.runs(7),
+            vec![
+                (0, RUN * 2..RUN * 2 + 5),
+                (1, 0..RUN),
+                (1, RUN * 63..RUN * 63 + 1)
+            ]
+        );
+    }
 }
