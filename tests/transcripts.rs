@@ -47,6 +47,14 @@
 //!   the driver sends a hidden `isready` and waits for its `readyok`, which
 //!   is not recorded (the lines before it are).
 //!
+//! # Solved tables
+//!
+//! The files of `tests/golden/tables` run on tables the test solves first:
+//! `{tables_5x5}` in a command stands for a directory of the whole 5 x 5
+//! board's tables (`textbook`, with the distances to the end), as `dodgem
+//! solve --size 5 --out` writes them, and the directory's path in a reply
+//! is written back as `{tables_5x5}`.
+//!
 //! If the file does not end with `quit`, the driver sends one and records any
 //! further output at the end. The engine must exit with status 0, and only
 //! after `quit`.
@@ -74,7 +82,9 @@ use snapbox::assert::DEFAULT_ACTION_ENV;
 use snapbox::report::Palette;
 use snapbox::{Assert, Data};
 
-use crate::common::{dodgem, is_bestmove, is_number, is_search_info, mask_timing, shared};
+use crate::common::{
+    dodgem, is_bestmove, is_number, is_search_info, mask_timing, run_cli, scratch, shared,
+};
 
 /// Longest wait for the replies to one command.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
@@ -83,18 +93,58 @@ const QUIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default cap on engines running at once.
 const MAX_JOBS: usize = 8;
 
+/// Longest wait for the 5 x 5 solve of the table transcripts (about 30 s
+/// in the test build on two loaded cores).
+const SOLVE_TIMEOUT: Duration = Duration::from_secs(600);
+
 #[test]
 fn golden_transcripts() {
     let _cpu = shared();
-    let files = golden_files();
+    let files = golden_files(&golden_dir());
     assert!(
         !files.is_empty(),
         "no golden files matched in {}",
         golden_dir().display()
     );
-    let failures: Vec<String> = run_all(&files)
+    check_all(&files, &[]);
+}
+
+#[test]
+fn golden_transcripts_on_solved_tables() {
+    let _cpu = shared();
+    let files = golden_files(&golden_dir().join("tables"));
+    if files.is_empty() {
+        // All filtered out: nothing needs the tables.
+        return;
+    }
+    let dir = scratch("golden-5x5");
+    let tables = dir.join("tables");
+    let path = tables.to_str().expect("a UTF-8 temporary directory");
+    let (status, text) = run_cli(
+        &["solve", "--size", "5", "--out", path, "--quiet"],
+        SOLVE_TIMEOUT,
+    );
+    assert!(status.success(), "{text}");
+    // The figures the README gives for the whole board.
+    assert!(
+        text.contains("longest win 87 plies to the end, longest loss 86")
+            && text.contains("start (Black to move): draw"),
+        "{text}"
+    );
+    check_all(&files, &[("{tables_5x5}", path)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// Replays `files` with `vars` (placeholder, value) and fails with every
+/// file that differs.
+fn check_all(files: &[PathBuf], vars: &[(&str, &str)]) {
+    let failures: Vec<String> = run_all(files, vars)
         .into_iter()
-        .zip(&files)
+        .zip(files)
         .filter_map(|(result, path)| result.err().map(|e| format!("{}:\n{e}", path.display())))
         .collect();
     assert!(
@@ -106,16 +156,11 @@ fn golden_transcripts() {
     );
 }
 
-fn golden_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
-
-/// The sorted `*.txt` files of `tests/golden`, narrowed by `TRANSCRIPT_FILTER`.
-fn golden_files() -> Vec<PathBuf> {
-    let dir = golden_dir();
+/// The sorted `*.txt` files of `dir`, narrowed by `TRANSCRIPT_FILTER`.
+fn golden_files(dir: &Path) -> Vec<PathBuf> {
     let filter = std::env::var("TRANSCRIPT_FILTER").unwrap_or_default();
     let entries =
-        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
     let mut files: Vec<PathBuf> = entries
         .map(|entry| entry.expect("readable directory entry").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "txt"))
@@ -131,7 +176,7 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Checks every file on a small pool of threads; results are in file order.
-fn run_all(files: &[PathBuf]) -> Vec<Result<(), String>> {
+fn run_all(files: &[PathBuf], vars: &[(&str, &str)]) -> Vec<Result<(), String>> {
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     thread::scope(|scope| {
@@ -140,7 +185,8 @@ fn run_all(files: &[PathBuf]) -> Vec<Result<(), String>> {
             let next = &next;
             scope.spawn(move || {
                 while let Some(path) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    tx.send((path, check_file(path))).expect("collector alive");
+                    tx.send((path, check_file(path, vars)))
+                        .expect("collector alive");
                 }
             });
         }
@@ -161,9 +207,9 @@ fn jobs() -> usize {
 
 /// Replays one golden file and compares (or, with `SNAPSHOTS=overwrite`,
 /// rewrites) it.
-fn check_file(path: &Path) -> Result<(), String> {
+fn check_file(path: &Path, vars: &[(&str, &str)]) -> Result<(), String> {
     let golden = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-    let actual = replay(&golden)?;
+    let actual = replay(&golden, vars)?;
     Assert::new()
         .action_env(DEFAULT_ACTION_ENV)
         .palette(palette())
@@ -185,10 +231,10 @@ fn palette() -> Palette {
     }
 }
 
-/// Runs the commands of `golden` against a fresh engine; returns the rebuilt
-/// transcript.
-fn replay(golden: &str) -> Result<String, String> {
-    let mut session = Session::start()?;
+/// Runs the commands of `golden` against a fresh engine, each placeholder
+/// of `vars` replaced by its value; returns the rebuilt transcript.
+fn replay(golden: &str, vars: &[(&str, &str)]) -> Result<String, String> {
+    let mut session = Session::start(vars)?;
     for (index, line) in golden.lines().enumerate() {
         session
             .replay_line(line)
@@ -283,6 +329,8 @@ struct Session {
     transcript: String,
     search: SearchState,
     quit: bool,
+    /// (placeholder, value): values sent for placeholders, and written back.
+    vars: Vec<(String, String)>,
 }
 
 /// The search the engine is running, as far as the driver can tell.
@@ -314,12 +362,16 @@ impl SearchState {
 }
 
 impl Session {
-    fn start() -> Result<Self, String> {
+    fn start(vars: &[(&str, &str)]) -> Result<Self, String> {
         Ok(Self {
             engine: Engine::spawn()?,
             transcript: String::new(),
             search: SearchState::default(),
             quit: false,
+            vars: vars
+                .iter()
+                .map(|&(name, value)| (name.to_owned(), value.to_owned()))
+                .collect(),
         })
     }
 
@@ -347,7 +399,10 @@ impl Session {
             None
         };
         let transcript_before = self.transcript.len();
-        self.engine.send(cmd)?;
+        let sent = self.vars.iter().fold(cmd.to_owned(), |cmd, (name, value)| {
+            cmd.replace(name, value)
+        });
+        self.engine.send(&sent)?;
         let result = match wait {
             Wait::Until(what, done) => self.collect(what, done, true),
             Wait::Sync => self.sync(),
@@ -430,7 +485,12 @@ impl Session {
             }
             self.search = SearchState::default();
         }
-        let masked = mask_timing(line);
+        let masked = self
+            .vars
+            .iter()
+            .fold(mask_timing(line), |line, (name, value)| {
+                line.replace(value, name)
+            });
         if masked.is_empty() {
             self.push("<");
         } else {
