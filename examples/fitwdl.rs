@@ -40,7 +40,7 @@ use dodgem::search::TABLE_WIN_BOUND;
 use dodgem::search::{Limits, Request, Settings, Signals, Skill, Tables, search};
 use dodgem::solver::Dtz;
 use dodgem::tablebase::{self, Layered};
-use dodgem::wdl::{chances, curve};
+use dodgem::wdl::{self, chances};
 use dodgem::{Position, notation};
 
 #[derive(Parser)]
@@ -496,9 +496,10 @@ fn on<'a>(samples: &[&'a Sample], size: usize) -> Vec<&'a Sample> {
         .collect()
 }
 
-/// The engine's curve for a sample.
+/// The engine's curve for a sample: the one for the default evaluation
+/// (which scored the samples) on its board.
 fn engine_curve(s: &Sample) -> (f64, f64) {
-    curve(&s.position)
+    wdl::Curve::of(Settings::default().evaluation, s.position.size()).at(&s.position)
 }
 
 /// Samples the positions to fit on (3 x 3 to 5 x 5) and to check on.

@@ -16,8 +16,9 @@
 //! where `s` is the score in evaluation units, `a` (>= 0) is how far ahead
 //! a side must be before a win is as likely as not, and `b` how quickly the
 //! chances change with the score. `a` grows with the cars both sides
-//! still have, `b` with how far the race has to go ([`curve`]); their
-//! constants were fitted, by maximum likelihood, to
+//! still have, `b` with how far the race has to go ([`Curve::at`]); their
+//! constants were fitted for each evaluation's scores ([`Curve::of`]), by
+//! maximum likelihood, to
 //! the true results of positions whose values the solved 4 x 4 and 5 x 5
 //! tables know, against the score a search gives them. `examples/fitwdl.rs`
 //! does the fitting and prints the constants below; docs/wdl.md says how
@@ -25,18 +26,18 @@
 //!
 //! ```
 //! use dodgem::Position;
-//! use dodgem::wdl::Wdl;
+//! use dodgem::wdl::{Curve, Wdl};
 //! let start = Position::start(5);
-//! let even = Wdl::from_score(0, &start);
+//! let even = Wdl::from_score(0, &start, Curve::NET);
 //! assert_eq!(even.win + even.draw + even.loss, 1000);
 //! assert_eq!(even.win, even.loss);
-//! assert_eq!(Wdl::from_score(dodgem::search::MATE - 9, &start), Wdl::WIN);
+//! assert_eq!(Wdl::from_score(dodgem::search::MATE - 9, &start, Curve::NET), Wdl::WIN);
 //! ```
 
 use std::fmt;
 
 use crate::board::{Color, Position};
-use crate::eval::moves_to_go;
+use crate::eval::{Evaluation, moves_to_go};
 use crate::score::TABLE_WIN_BOUND;
 
 /// Chances in permille for the side to move; they sum to 1000.
@@ -47,18 +48,59 @@ pub struct Wdl {
     pub loss: u32,
 }
 
-/// The curve's constants: `a = A * black * white` and `b = B * sqrt(race)`,
-/// where `black` and `white` are the cars each side still has on the
-/// board and `race` is the number of moves both sides still need to drive
-/// their cars off (on an empty road). Draws come from cars holding each
-/// other up, which takes cars of both sides: with many of them a lead must
-/// be large to win, with few a small one decides, and a long race is less
-/// certain than a short one. 3 x 3 has no drawn position, so there `a` is
-/// 0. Fitted on 4 x 4 and 5 x 5 with the default evaluation, `net` (see
-/// the module docs). `A` is in evaluation units per pair of cars; `B` in
-/// evaluation units per square root of a move.
-const A: f64 = 29.6;
-const B: f64 = 19.75;
+/// The curve's constants for one evaluation's scores: `a = A * black *
+/// white` and `b = B * sqrt(race)`, where `black` and `white` are the cars
+/// each side still has on the board and `race` is the number of moves both
+/// sides still need to drive their cars off (on an empty road). Draws come
+/// from cars holding each other up, which takes cars of both sides: with
+/// many of them a lead must be large to win, with few a small one decides,
+/// and a long race is less certain than a short one. 3 x 3 has no drawn
+/// position, so there `a` is 0. `A` (`per_pair`) is in evaluation units
+/// per pair of cars; `B` (`per_root_move`) in evaluation units per square
+/// root of a move.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Curve {
+    pub per_pair: f64,
+    pub per_root_move: f64,
+}
+
+impl Curve {
+    /// Fitted to `net`'s scores on 4 x 4 and 5 x 5 (see the module docs).
+    pub const NET: Curve = Curve {
+        per_pair: 29.6,
+        per_root_move: 19.75,
+    };
+    /// Fitted to `learned`'s scores on 4 x 4 and 5 x 5, the same way, when
+    /// it was the default (its weights have not changed since).
+    pub const LEARNED: Curve = Curve {
+        per_pair: 15.98,
+        per_root_move: 14.31,
+    };
+
+    /// The curve for the scores a search with `evaluation` gives on a
+    /// board of `size` (`auto` as [`Evaluation::on_board`] resolves it).
+    /// `race` and `textbook` have no fit of their own and take `net`'s.
+    pub fn of(evaluation: Evaluation, size: usize) -> Curve {
+        match evaluation.on_board(size) {
+            Evaluation::Learned => Curve::LEARNED,
+            _ => Curve::NET,
+        }
+    }
+
+    /// The curve's `(a, b)` for `position`.
+    pub fn at(self, position: &Position) -> (f64, f64) {
+        let race = moves_to_go(position, Color::Black) + moves_to_go(position, Color::White);
+        // At least one move each: the game is not over.
+        let race = f64::from(race.max(2));
+        let a = if position.size() == 3 {
+            0.0
+        } else {
+            let cars = |color| f64::from(position.cars(color).count_ones());
+            self.per_pair * cars(Color::Black) * cars(Color::White)
+        };
+        (a, self.per_root_move * race.sqrt())
+    }
+}
 
 impl Wdl {
     pub const WIN: Wdl = Wdl {
@@ -78,10 +120,10 @@ impl Wdl {
     };
 
     /// The chances of a search score for `position` (internal units, side
-    /// to move's view): exact for a proven result, else from the curve.
-    pub fn from_score(score: i32, position: &Position) -> Wdl {
+    /// to move's view): exact for a proven result, else from `curve`.
+    pub fn from_score(score: i32, position: &Position, curve: Curve) -> Wdl {
         Wdl::proven(score).unwrap_or_else(|| {
-            let (a, b) = curve(position);
+            let (a, b) = curve.at(position);
             Wdl::from_chances(chances(f64::from(score), a, b))
         })
     }
@@ -119,20 +161,6 @@ impl fmt::Display for Wdl {
     }
 }
 
-/// The curve's `(a, b)` for `position`.
-pub fn curve(position: &Position) -> (f64, f64) {
-    let race = moves_to_go(position, Color::Black) + moves_to_go(position, Color::White);
-    // At least one move each: the game is not over.
-    let race = f64::from(race.max(2));
-    let a = if position.size() == 3 {
-        0.0
-    } else {
-        let cars = |color| f64::from(position.cars(color).count_ones());
-        A * cars(Color::Black) * cars(Color::White)
-    };
-    (a, B * race.sqrt())
-}
-
 /// The curve: win and loss chances of score `s` with constants `a`, `b`.
 pub fn chances(s: f64, a: f64, b: f64) -> (f64, f64) {
     let logistic = |x: f64| 1.0 / (1.0 + (-x).exp());
@@ -153,14 +181,16 @@ mod tests {
             "7B/8/8/8/8/8/8/W7 b",
         ];
         for position in positions.map(|p| crate::notation::parse_position(p).unwrap()) {
-            let mut last_win = 0;
-            for score in (-3000..=3000).step_by(7) {
-                let wdl = Wdl::from_score(score, &position);
-                assert_eq!(wdl.win + wdl.draw + wdl.loss, 1000, "{score} {wdl:?}");
-                assert!(wdl.win >= last_win, "{score}");
-                last_win = wdl.win;
-                let mirrored = Wdl::from_score(-score, &position);
-                assert_eq!((wdl.win, wdl.loss), (mirrored.loss, mirrored.win));
+            for curve in [Curve::NET, Curve::LEARNED] {
+                let mut last_win = 0;
+                for score in (-3000..=3000).step_by(7) {
+                    let wdl = Wdl::from_score(score, &position, curve);
+                    assert_eq!(wdl.win + wdl.draw + wdl.loss, 1000, "{score} {wdl:?}");
+                    assert!(wdl.win >= last_win, "{score}");
+                    last_win = wdl.win;
+                    let mirrored = Wdl::from_score(-score, &position, curve);
+                    assert_eq!((wdl.win, wdl.loss), (mirrored.loss, mirrored.win));
+                }
             }
         }
     }
@@ -168,11 +198,27 @@ mod tests {
     #[test]
     fn proven_results_are_exact() {
         let start = Position::start(6);
-        assert_eq!(Wdl::from_score(MATE - 1, &start), Wdl::WIN);
-        assert_eq!(Wdl::from_score(-(MATE - 40), &start), Wdl::LOSS);
-        assert_eq!(Wdl::from_score(30_000 - 17, &start), Wdl::WIN);
-        assert_eq!(Wdl::from_score(-(30_000 - 999), &start), Wdl::LOSS);
+        let curve = Curve::NET;
+        assert_eq!(Wdl::from_score(MATE - 1, &start, curve), Wdl::WIN);
+        assert_eq!(Wdl::from_score(-(MATE - 40), &start, curve), Wdl::LOSS);
+        assert_eq!(Wdl::from_score(30_000 - 17, &start, curve), Wdl::WIN);
+        assert_eq!(Wdl::from_score(-(30_000 - 999), &start, curve), Wdl::LOSS);
         assert_eq!(Wdl::proven(250), None);
+    }
+
+    #[test]
+    fn each_evaluation_reads_its_scores_on_its_own_curve() {
+        use Evaluation::*;
+        assert_eq!(Curve::of(Auto, 6), Curve::NET);
+        assert_eq!(Curve::of(Auto, 7), Curve::LEARNED);
+        assert_eq!(Curve::of(Learned, 5), Curve::LEARNED);
+        assert_eq!(Curve::of(Net, 8), Curve::NET);
+        assert_eq!(Curve::of(Race, 5), Curve::NET);
+        // learned's scores are on a smaller scale: the same score is surer.
+        let position = Position::start(7);
+        let net = Wdl::from_score(300, &position, Curve::of(Net, 7));
+        let learned = Wdl::from_score(300, &position, Curve::of(Auto, 7));
+        assert!(learned.win > net.win, "{learned:?} {net:?}");
     }
 
     #[test]

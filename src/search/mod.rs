@@ -29,7 +29,7 @@ use crate::board::{Move, Position, Rules};
 use crate::eval::{Evaluation, evaluate_for_side_to_move, moves_to_go};
 use crate::time::{Budget, TimeLimit, budget};
 use crate::tt::{Bound, TranspositionTable};
-use crate::wdl::Wdl;
+use crate::wdl::{Curve, Wdl};
 
 pub use crate::score::{DRAW, INFINITY, MATE, MATE_BOUND, MAX_PLY, Score, TABLE_WIN_BOUND};
 pub use ordering::History;
@@ -1002,7 +1002,11 @@ impl<'a> Searcher<'a> {
             tbhits: self.total_tbhits(),
             time,
             pv: rm.pv.clone(),
-            wdl: Wdl::from_score(rm.score, &self.request.position),
+            wdl: Wdl::from_score(
+                rm.score,
+                &self.request.position,
+                Curve::of(self.evaluation, self.request.position.size()),
+            ),
         }
     }
 }

@@ -41,7 +41,7 @@ use super::{INFINITY, Info, MATE, MAX_DEPTH, MAX_PLY, Request, Score, SearchResu
 use crate::board::{Color, Move, Position, Rules};
 use crate::eval::{Evaluation, evaluate, moves_to_go};
 use crate::time::budget;
-use crate::wdl::Wdl;
+use crate::wdl::{Curve, Wdl};
 
 /// Which search `go` runs (the `SearchAlgorithm` option).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -428,7 +428,11 @@ pub fn search(
             tbhits: 0,
             time,
             pv: found.pv.clone(),
-            wdl: Wdl::from_score(score, &request.position),
+            wdl: Wdl::from_score(
+                score,
+                &request.position,
+                Curve::of(evaluation, request.position.size()),
+            ),
         });
         result.best_move = found.pv.first().copied().or(result.best_move);
         result.ponder_move = found.pv.get(1).copied();
