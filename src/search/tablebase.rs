@@ -77,17 +77,19 @@ impl Prober {
             if !table.covers(position, self.rules) {
                 continue;
             }
-            if let Some(wdl) = table.probe_wdl(reader, position) {
+            // Tables held in memory know the distance to the end, and with
+            // it the win, draw or loss: one lookup gives the score of a mate
+            // that far, as the search itself gives it (or a draw).
+            let end = table.probe_end_built_in(position);
+            if let Some(score) = end.and_then(|end| end_score(end, ply)) {
                 self.hits += 1;
-                // Tables held in memory know the distance to the end: the
-                // score of a mate that far, as the search itself gives it.
-                let end = (wdl != Wdl::Draw)
-                    .then(|| table.probe_end_built_in(position))
-                    .flatten()
-                    .and_then(|end| end_score(end, ply));
-                if let Some(score) = end {
-                    return Some(score);
-                }
+                return Some(score);
+            }
+            let wdl = end
+                .map(Dtz::wdl)
+                .or_else(|| table.probe_wdl(reader, position));
+            if let Some(wdl) = wdl {
+                self.hits += 1;
                 return Some(match wdl {
                     Wdl::Win => TB_WIN - ply as i32,
                     Wdl::Draw => 0,

@@ -26,8 +26,8 @@
 //! does not depend on how the threads interleave.
 //!
 //! Memory: two bytes a slot of the pair and a bit a level for each run of
-//! [`RUN`] slots, besides the layers' win/draw/loss and the distances of
-//! the layers ahead: no lists of positions.
+//! slots (at most [`MAX_MARKS`] bits), besides the layers' win/draw/loss
+//! and the distances of the layers ahead: no lists of positions.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
@@ -214,16 +214,20 @@ pub fn solve_pair(
         .collect()
 }
 
-/// Slots a mark stands for: a run of [`RUN`] slots of one side is
-/// scanned at a level only if one of its positions was marked there.
-const RUN: u64 = 1 << 12;
+/// Most bits the marks of a pair take (64 MiB): the runs of slots are
+/// as short as that allows, from 64 slots (a 6 x 6 pair's are 4,096).
+const MAX_MARKS: u64 = 1 << 29;
+const SHORTEST_RUN: u32 = 6;
 
 /// For each level, a bit for each run of slots of the pair: some position
-/// of the run was known at that level (or put off to it) at some time.
+/// of the run was known at that level (or put off to it) at some time. A
+/// run is scanned at a level only if it is marked there.
 struct Marks {
     /// `words` words a level.
     bits: Vec<AtomicU64>,
     words: usize,
+    /// A run is `1 << run_bits` slots of one side.
+    run_bits: u32,
     /// Each side's first run (the sides' runs follow each other).
     first_run: Vec<u64>,
     /// Each side's slots.
@@ -233,11 +237,12 @@ struct Marks {
 impl Marks {
     fn new(states: &[Vec<AtomicU16>]) -> Marks {
         let slots: Vec<u64> = states.iter().map(|side| side.len() as u64).collect();
+        let run_bits = run_bits(slots.iter().sum());
         let mut first_run = Vec::new();
         let mut runs = 0;
         for &n in &slots {
             first_run.push(runs);
-            runs += n.div_ceil(RUN);
+            runs += n.div_ceil(1 << run_bits);
         }
         let words = runs.div_ceil(64) as usize;
         Marks {
@@ -245,6 +250,7 @@ impl Marks {
                 .map(|_| AtomicU64::new(0))
                 .collect(),
             words,
+            run_bits,
             first_run,
             slots,
         }
@@ -252,7 +258,7 @@ impl Marks {
 
     /// Marks the run of `slot` of side `i` for `level`.
     fn mark(&self, level: u16, i: usize, slot: u64) {
-        let run = self.first_run[i] + slot / RUN;
+        let run = self.first_run[i] + (slot >> self.run_bits);
         let word = &self.bits[level as usize * self.words + (run / 64) as usize];
         let bit = 1 << (run % 64);
         if word.load(Ordering::Relaxed) & bit == 0 {
@@ -279,8 +285,9 @@ impl Marks {
                 bits &= bits - 1;
                 let i = self.first_run.partition_point(|&first| first <= run) - 1;
                 let run = run - self.first_run[i];
-                let start = run * RUN;
-                runs.push((i, start..(start + RUN).min(self.slots[i])));
+                let start = run << self.run_bits;
+                let end = (run + 1) << self.run_bits;
+                runs.push((i, start..end.min(self.slots[i])));
             }
         }
         runs
@@ -289,6 +296,15 @@ impl Marks {
     fn level(&self, level: u16) -> &[AtomicU64] {
         &self.bits[level as usize * self.words..][..self.words]
     }
+}
+
+/// The shortest runs (as a power of two) whose marks for a pair of
+/// `slots` slots fit in [`MAX_MARKS`] bits.
+fn run_bits(slots: u64) -> u32 {
+    let levels = u64::from(UNBOUNDED);
+    (SHORTEST_RUN..64)
+        .find(|&bits| (slots >> bits) * levels <= MAX_MARKS)
+        .unwrap_or(63)
 }
 
 /// Whether a state's distance is final when its level comes: a won
@@ -430,10 +446,21 @@ mod tests {
     }
 
     #[test]
+    fn runs_grow_to_keep_the_marks_of_a_large_pair_small() {
+        // The largest 6 x 6 pair: runs of 4,096 slots, 59 MiB of marks.
+        assert_eq!(run_bits(3_940_530_528), 12);
+        // A large 5 x 5 pair, and anything smaller: the shortest runs.
+        assert_eq!(run_bits(4_600_000), SHORTEST_RUN);
+        assert_eq!(run_bits(0), SHORTEST_RUN);
+    }
+
+    #[test]
     fn marks_name_the_runs_of_both_sides_at_their_level() {
         let side = |n: u64| (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
+        const RUN: u64 = 1 << SHORTEST_RUN;
         let states = vec![side(RUN * 2 + 5), side(RUN * 63 + 1)];
         let marks = Marks::new(&states);
+        assert_eq!(marks.run_bits, SHORTEST_RUN);
         assert_eq!(marks.next_from(0), None);
         marks.mark(7, 0, RUN * 2 + 4);
         marks.mark(7, 1, RUN * 63);
