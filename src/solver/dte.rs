@@ -55,14 +55,14 @@ pub const MAX_DTE: u32 = UNBOUNDED as u32 - 1;
 // Seven cars (8 x 8) with two sideways moves each fit the count.
 const _: () = assert!(2 * 7 <= COUNT >> COUNT_SHIFT);
 
-/// One layer of the pair.
+/// One layer of the pair, with what seeding it reads (and then drops).
 pub struct DteSide<'a> {
     pub layer: &'a Layer,
     /// Which of the layer's positions are won, drawn and lost.
-    pub values: &'a WdlBits,
+    pub values: WdlBits,
     /// The layer `(b, a + 1)` its forward moves reach, with its distances
     /// to the end; `None` when Black's progress is already the largest.
-    pub ahead: Option<(&'a Layer, &'a Values)>,
+    pub ahead: Option<(&'a Layer, Values)>,
 }
 
 /// The distances to the end of the positions of `sides` (one layer, or a
@@ -77,14 +77,14 @@ pub struct DteSide<'a> {
 pub fn solve_pair(
     shape: &Shape,
     threads: usize,
-    sides: &[DteSide],
+    sides: Vec<DteSide>,
 ) -> Result<Vec<Solved>, SolveError> {
     let states: Vec<Vec<AtomicU16>> = sides
         .iter()
         .map(|side| (0..side.layer.slots).map(|_| AtomicU16::new(0)).collect())
         .collect();
-    let partner = |i: usize| sides.len() - 1 - i;
     let layers: Vec<&Layer> = sides.iter().map(|side| side.layer).collect();
+    let partner = |i: usize| layers.len() - 1 - i;
     let units = units(&layers);
     // Where positions are known at each level, so that a level scans only
     // those runs of slots; the first error any thread meets.
@@ -102,8 +102,8 @@ pub fn solve_pair(
         let block = &side.layer.blocks[block];
         let whites = shape.white_sets(block);
         let blacks = shape.black_sets(block);
-        let mover = shape.mover(block, side.ahead.map(|(layer, _)| layer));
-        let ahead = side.ahead.map(|(_, values)| values);
+        let mover = shape.mover(block, side.ahead.as_ref().map(|&(layer, _)| layer));
+        let ahead = side.ahead.as_ref().map(|(_, values)| values);
         for (wi, &white) in whites.iter().enumerate() {
             for bi in rows.clone() {
                 let black = blacks[bi as usize];
@@ -168,14 +168,16 @@ pub fn solve_pair(
     if let Some(error) = failure.lock().unwrap_or_else(|e| e.into_inner()).take() {
         return Err(error);
     }
+    // The rest needs only the states: the largest pairs want the memory.
+    drop(sides);
     let mut level = 0;
     while let Some(next) = marks.next_from(level) {
         level = next;
         let runs = marks.runs(level);
         parallel(threads, runs.len(), |unit, _: &mut Vec<()>| {
             let (i, slots) = runs[unit].clone();
-            let blocks = &sides[i].layer.blocks;
-            let partner_layer = sides[partner(i)].layer;
+            let blocks = &layers[i].blocks;
+            let partner_layer = layers[partner(i)];
             let parents = &states[partner(i)];
             let mut b = blocks.partition_point(|block| block.offset <= slots.start) - 1;
             for slot in slots {
@@ -209,8 +211,8 @@ pub fn solve_pair(
     }
     states
         .into_iter()
-        .zip(sides)
-        .map(|(states, side)| finish(states, side.layer))
+        .zip(layers)
+        .map(|(states, layer)| finish(states, layer))
         .collect()
 }
 

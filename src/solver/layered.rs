@@ -394,7 +394,7 @@ pub fn dte_in_memory(
                 .expect("the layers ahead have their distances first")
                 .clone())
         };
-        let pair = dte_pair_from(&shape, threads, &layers, &own, &read, &mut [0.0; 3])?;
+        let pair = dte_pair_from(&shape, threads, &layers, own, &read, &mut [0.0; 3])?;
         for (layer, done) in layers.iter().zip(pair) {
             ends.insert((layer.black, layer.white), done.values);
         }
@@ -404,13 +404,13 @@ pub fn dte_in_memory(
 
 /// Derives the distances to the end of the layers of one pair from their
 /// solved values `own`, reading the distances to the end of the layers
-/// ahead with `read`; `phases[0..2]` get the seconds spent reading and
-/// solving.
+/// ahead with `read` (both are dropped once the pass has seeded from
+/// them); `phases[0..2]` get the seconds spent reading and solving.
 fn dte_pair_from(
     shape: &Shape,
     threads: usize,
     layers: &[Layer],
-    own: &[WdlBits],
+    own: Vec<WdlBits>,
     read: &(dyn Fn(&Layer) -> Result<Values, LayerError> + Sync),
     phases: &mut [f64; 3],
 ) -> Result<Vec<Solved>, LayeredError> {
@@ -423,15 +423,15 @@ fn dte_pair_from(
     let sides: Vec<DteSide> = layers
         .iter()
         .zip(own)
-        .zip(ahead.iter().zip(&values))
+        .zip(ahead.iter().zip(values))
         .map(|((layer, values), (ahead, ends))| DteSide {
             layer,
             values,
-            ahead: ahead.as_ref().zip(ends.as_ref()),
+            ahead: ahead.as_ref().zip(ends),
         })
         .collect();
     phases[0] = started.elapsed().as_secs_f64();
-    let solved = dte::solve_pair(shape, threads, &sides)?;
+    let solved = dte::solve_pair(shape, threads, sides)?;
     phases[1] = started.elapsed().as_secs_f64() - phases[0];
     Ok(solved)
 }
@@ -481,11 +481,10 @@ pub fn add_dte(
                 &shape,
                 threads,
                 layers,
-                &own,
+                own,
                 &|layer| Ok(store::read_values(dir, kind, Metric::Dte, layer)?.0),
                 phases,
             )?;
-            drop(own);
             let writing = Instant::now();
             let mut written = Vec::new();
             for (solved, layer) in solved.iter().zip(layers) {
