@@ -270,3 +270,83 @@ fn the_three_by_three_start_is_mate_in_ten_from_the_built_in_table() {
     }
     engine.quit();
 }
+
+#[test]
+fn the_verifier_checks_the_distances_to_the_end_and_finds_a_wrong_one() {
+    let _cpu = shared();
+    let rules = Rules::Classic;
+    let dir = table_dir("dte-verify", 4, rules);
+    let kind = Kind {
+        size: 4,
+        rules,
+        max_cars: 3,
+    };
+    // Without .dte files only the distances to progress are checked.
+    let verified = solver::verify(&dir, 2, None, &|_, _| {}).unwrap();
+    assert_eq!((verified.layers, verified.dte_layers), (144, 0));
+    solver::add_dte(&dir, 2, None, &mut |_| {}).unwrap();
+    let verified = solver::verify(&dir, 2, None, &|_, _| {}).unwrap();
+    assert_eq!(verified.mismatches, 0, "{:?}", verified.examples);
+    assert_eq!(
+        (verified.positions, verified.layers, verified.dte_layers),
+        (276_600, 144, 144)
+    );
+
+    // One won position's distance to the end one ply too long (a valid
+    // file otherwise): the verifier names it.
+    let shape = solver::Shape::new(4, 3).unwrap();
+    let layer = shape.layer(4, 5);
+    let (values, tally) = solver::read_values(&dir, kind, Metric::Dte, &layer).unwrap();
+    let won = (0..layer.slots)
+        .find(|&slot| matches!(values.get(slot), Dtz::Win(_)))
+        .unwrap();
+    let mut bytes = match values {
+        solver::Values::Narrow(bytes) => bytes,
+        solver::Values::Wide(_) => panic!("4 x 4 distances fit in a byte"),
+    };
+    bytes[won as usize] += 2;
+    let changed = solver::Values::Narrow(bytes);
+    solver::write_values(&dir, kind, Metric::Dte, &layer, &changed, tally).unwrap();
+    let verified = solver::verify(&dir, 2, None, &|_, _| {}).unwrap();
+    assert!(verified.mismatches >= 1);
+    assert!(
+        verified.examples[0].contains("layer 004-005 (distance to the end)"),
+        "{:?}",
+        verified.examples
+    );
+
+    // Put back, the directory passes again.
+    let (values, tally) = solver::read_values(&dir, kind, Metric::Dte, &layer).unwrap();
+    let mut bytes = match values {
+        solver::Values::Narrow(bytes) => bytes,
+        solver::Values::Wide(_) => unreachable!(),
+    };
+    bytes[won as usize] -= 2;
+    solver::write_values(
+        &dir,
+        kind,
+        Metric::Dte,
+        &layer,
+        &solver::Values::Narrow(bytes),
+        tally,
+    )
+    .unwrap();
+    assert_eq!(
+        solver::verify(&dir, 2, None, &|_, _| {})
+            .unwrap()
+            .mismatches,
+        0
+    );
+
+    // The command says so.
+    let (status, text) = run_cli(
+        &["solve", "--verify", dir.to_str().unwrap(), "--quiet"],
+        LONG,
+    );
+    assert!(status.success(), "{text}");
+    assert!(
+        text.contains("all 276,600 positions in 144 layers agree with their successors, and their distances to the end in 144 layers"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -46,7 +46,8 @@ pub struct SolveArgs {
     #[arg(long, conflicts_with_all = ["size", "out", "verify", "playout", "reach"])]
     pub dte: Option<PathBuf>,
     /// Check a directory of layer files: re-derive every stored value from
-    /// its successors' stored values.
+    /// its successors' stored values (the distances to the end too, where
+    /// the `.dte` files are there).
     #[arg(long, conflicts_with_all = ["size", "out", "playout"])]
     pub verify: Option<PathBuf>,
     /// With --verify: record each checked pair of layers in this file, and
@@ -411,17 +412,26 @@ fn verify(
     for example in &verified.examples {
         println!("mismatch: {example}");
     }
+    let metrics = if verified.dte_layers > 0 {
+        " (and the distances to the end)"
+    } else {
+        ""
+    };
     if verified.mismatches > 0 {
         return Err(format!(
-            "{}: {} of {} stored values disagree with their successors",
+            "{}: {} stored values of {} positions{metrics} disagree with their successors",
             dir.display(),
             verified.mismatches,
             verified.positions
         )
         .into());
     }
+    let ends = match verified.dte_layers {
+        0 => String::new(),
+        n => format!(", and their distances to the end in {n} layers"),
+    };
     println!(
-        "verified {}: all {} positions in {} layers agree with their successors ({:.1} s)",
+        "verified {}: all {} positions in {} layers agree with their successors{ends} ({:.1} s)",
         dir.display(),
         grouped(verified.positions),
         verified.layers,

@@ -512,6 +512,8 @@ pub fn add_dte(
 pub struct Verified {
     pub positions: u64,
     pub layers: u64,
+    /// Layers whose distances to the end (`.dte` files) were checked too.
+    pub dte_layers: u64,
     pub mismatches: u64,
     /// The first few mismatches, described.
     pub examples: Vec<String>,
@@ -537,75 +539,141 @@ pub fn verify(
     let kind = store::read_kind(dir)?;
     let shape = shape_of(kind)?;
     let pairs = pair_layers(&shape);
-    let total: u64 = pairs.iter().map(|p| p.len() as u64).sum();
     let mut verified = Verified::default();
     let mut journal = match journal {
         Some(path) => Some(Journal::open(path, kind)?),
         None => None,
     };
+    // A pair's distances to the end are checked where its `.dte` files
+    // are there (a DTE pass goes from the end back, so the layers ahead
+    // have theirs too).
+    let mut with_dte = Vec::new();
     for layers in &pairs {
-        let names = pair_name(layers);
-        if let Some(done) = journal.as_ref().and_then(|j| j.done.get(&names)) {
-            verified.positions += done.positions;
-            verified.mismatches += done.mismatches;
-            if done.mismatches > 0 && verified.examples.len() < 10 {
-                verified.examples.push(format!(
-                    "layers {names}: {} mismatches (recorded in the journal by an earlier run)",
-                    done.mismatches
-                ));
-            }
-            verified.layers += layers.len() as u64;
-            progress(verified.layers, total);
-            continue;
+        let mut all = true;
+        for layer in layers {
+            all &= store::read_values_header(dir, kind, Metric::Dte, layer)?.is_some();
         }
-        let before = (verified.positions, verified.mismatches);
-        let values = layers
-            .iter()
-            .map(|layer| read_layer(dir, kind, layer).map(|(v, _)| v))
-            .collect::<Result<Vec<_>, _>>()?;
-        for (i, layer) in layers.iter().enumerate() {
-            let partner = layers.len() - 1 - i;
-            let ahead = ahead_of(&shape, layer);
-            let ahead_values = match &ahead {
-                Some(layer) => Some(read_layer(dir, kind, layer)?.0),
-                None => None,
+        with_dte.push(all);
+    }
+    let total: u64 = pairs
+        .iter()
+        .zip(&with_dte)
+        .map(|(p, &dte)| p.len() as u64 * (1 + u64::from(dte)))
+        .sum();
+    let mut checked = 0;
+    for (layers, &dte) in pairs.iter().zip(&with_dte) {
+        let metrics: &[Metric] = if dte {
+            &[Metric::Dtz, Metric::Dte]
+        } else {
+            &[Metric::Dtz]
+        };
+        for &metric in metrics {
+            let found = match journal
+                .as_ref()
+                .and_then(|j| j.done.get(&journal_name(layers, metric)))
+            {
+                Some(done) => {
+                    let mut found = Verified {
+                        positions: done.positions,
+                        mismatches: done.mismatches,
+                        ..Verified::default()
+                    };
+                    if done.mismatches > 0 {
+                        found.examples.push(format!(
+                            "layers {}: {} mismatches (recorded in the journal by an earlier run)",
+                            journal_name(layers, metric),
+                            done.mismatches
+                        ));
+                    }
+                    found
+                }
+                None => {
+                    let found = check_pair(dir, kind, &shape, layers, metric, threads)?;
+                    if let Some(journal) = journal.as_mut() {
+                        journal.record(
+                            &journal_name(layers, metric),
+                            JournalEntry {
+                                positions: found.positions,
+                                mismatches: found.mismatches,
+                            },
+                        )?;
+                    }
+                    found
+                }
             };
-            let checker = Checker {
-                shape: &shape,
-                rules: kind.rules,
-                layer,
-                values: &values[i],
-                partner: &layers[partner],
-                partner_values: &values[partner],
-                ahead: ahead.as_ref().zip(ahead_values.as_ref()),
-            };
-            let found = checker.run(threads);
-            verified.positions += found.positions;
+            match metric {
+                Metric::Dtz => {
+                    verified.positions += found.positions;
+                    verified.layers += layers.len() as u64;
+                }
+                Metric::Dte => verified.dte_layers += layers.len() as u64,
+            }
             verified.mismatches += found.mismatches;
             for example in found.examples {
                 if verified.examples.len() < 10 {
                     verified.examples.push(example);
                 }
             }
-            verified.layers += 1;
-            progress(verified.layers, total);
-        }
-        if let Some(journal) = journal.as_mut() {
-            journal.record(
-                &names,
-                JournalEntry {
-                    positions: verified.positions - before.0,
-                    mismatches: verified.mismatches - before.1,
-                },
-            )?;
+            checked += layers.len() as u64;
+            progress(checked, total);
         }
     }
     Ok(verified)
 }
 
-/// The names of a pair of layers, as the verify journal records them.
-fn pair_name(layers: &[Layer]) -> String {
-    layers.iter().map(Layer::name).collect::<Vec<_>>().join(" ")
+/// Checks the values of `metric` of one pair of layers against their
+/// successors' (and, for the distances to the end, against the win, draw
+/// or loss of the distances to progress).
+fn check_pair(
+    dir: &Path,
+    kind: Kind,
+    shape: &Shape,
+    layers: &[Layer],
+    metric: Metric,
+    threads: usize,
+) -> Result<Verified, LayeredError> {
+    let read = |layer: &Layer| store::read_values(dir, kind, metric, layer).map(|(v, _)| v);
+    let values = layers.iter().map(read).collect::<Result<Vec<_>, _>>()?;
+    let mut pair = Verified::default();
+    for (i, layer) in layers.iter().enumerate() {
+        let partner = layers.len() - 1 - i;
+        let ahead = ahead_of(shape, layer);
+        let ahead_values = ahead.as_ref().map(read).transpose()?;
+        let progress = match metric {
+            Metric::Dtz => None,
+            Metric::Dte => Some(read_layer(dir, kind, layer)?.0),
+        };
+        let checker = Checker {
+            shape,
+            rules: kind.rules,
+            metric,
+            layer,
+            values: &values[i],
+            progress: progress.as_ref(),
+            partner: &layers[partner],
+            partner_values: &values[partner],
+            ahead: ahead.as_ref().zip(ahead_values.as_ref()),
+        };
+        let found = checker.run(threads);
+        pair.positions += found.positions;
+        pair.mismatches += found.mismatches;
+        pair.examples.extend(found.examples);
+    }
+    Ok(pair)
+}
+
+/// The names of a pair of layers, as the verify journal records them
+/// (`.dte` after each for the distances to the end).
+fn journal_name(layers: &[Layer], metric: Metric) -> String {
+    let suffix = match metric {
+        Metric::Dtz => "",
+        Metric::Dte => ".dte",
+    };
+    layers
+        .iter()
+        .map(|layer| format!("{}{suffix}", layer.name()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What the journal records of one checked pair.
@@ -707,6 +775,14 @@ fn parse_journal_line(line: &str) -> Option<(String, JournalEntry)> {
     ))
 }
 
+/// The plies a move into a position of `value` (for the opponent) adds.
+fn through(value: Dtz) -> u32 {
+    match value {
+        Dtz::Win(d) | Dtz::Loss(d) => d + 1,
+        Dtz::Draw => 0,
+    }
+}
+
 /// White sets a unit of [`Checker::run`]'s work covers.
 const WHITE_SETS_A_UNIT: usize = 128;
 
@@ -714,8 +790,13 @@ const WHITE_SETS_A_UNIT: usize = 128;
 struct Checker<'a> {
     shape: &'a Shape,
     rules: Rules,
+    /// What `values` count: plies to progress, or to the end.
+    metric: Metric,
     layer: &'a Layer,
     values: &'a Values,
+    /// With the distances to the end: the layer's distances to progress,
+    /// whose win, draw or loss they must share.
+    progress: Option<&'a Values>,
     partner: &'a Layer,
     partner_values: &'a Values,
     ahead: Option<(&'a Layer, &'a Values)>,
@@ -753,22 +834,31 @@ impl Checker<'_> {
                     let white = white_sets[wi as usize];
                     let slot = block.slot(bi, wi);
                     let stored = self.values.code(slot);
-                    let expected = if black & white != 0 {
+                    let position = black & white == 0;
+                    let expected = if position {
+                        found.positions += 1;
+                        store::encode(self.derive(block, bi, black, white, wi))
+                    } else {
                         // A slot that is no position repeats the byte before it.
                         match slot {
                             0 => store::encode(Dtz::Draw),
                             slot => self.values.code(slot - 1),
                         }
-                    } else {
-                        found.positions += 1;
-                        store::encode(self.derive(block, bi, black, white, wi))
                     };
-                    if stored != expected {
+                    let other_result = position
+                        && self.progress.is_some_and(|progress| {
+                            progress.get(slot).wdl() != decode(stored).wdl()
+                        });
+                    if stored != expected || other_result {
                         found.mismatches += 1;
                         if found.examples.len() < 10 {
                             found.examples.push(format!(
-                                "layer {} slot {slot} (black {black:#x}, white {white:#x}): stored {:?}, successors give {:?}",
+                                "layer {}{} slot {slot} (black {black:#x}, white {white:#x}): stored {:?}, successors give {:?}",
                                 self.layer.name(),
+                                match self.metric {
+                                    Metric::Dtz => "",
+                                    Metric::Dte => " (distance to the end)",
+                                },
                                 decode(stored),
                                 decode(expected)
                             ));
@@ -814,15 +904,16 @@ impl Checker<'_> {
                     Child::Finish => (Dtz::Loss(0), 1),
                     Child::Forward(slot) => {
                         let (_, values) = self.ahead.expect("a forward move has a layer ahead");
-                        (values.get(slot), 1)
+                        let value = values.get(slot);
+                        match self.metric {
+                            // Progress made: the distance starts again.
+                            Metric::Dtz => (value, 1),
+                            Metric::Dte => (value, through(value)),
+                        }
                     }
                     Child::Sideways(slot) => {
                         let value = self.partner_values.get(slot);
-                        let plies = match value {
-                            Dtz::Win(d) | Dtz::Loss(d) => d + 1,
-                            Dtz::Draw => 0,
-                        };
-                        (value, plies)
+                        (value, through(value))
                     }
                 };
                 match value.wdl() {
