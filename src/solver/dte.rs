@@ -174,6 +174,9 @@ pub fn solve_pair(
     while let Some(next) = marks.next_from(level) {
         level = next;
         let runs = marks.runs(level);
+        // Threads cost more than they save on a level of a small pair.
+        let slots = (runs.len() as u64) << marks.run_bits;
+        let threads = if slots < PARALLEL_SLOTS { 1 } else { threads };
         parallel(threads, runs.len(), |unit, _: &mut Vec<()>| {
             let (i, slots) = runs[unit].clone();
             let blocks = &layers[i].blocks;
@@ -215,6 +218,10 @@ pub fn solve_pair(
         .map(|(states, layer)| finish(states, layer))
         .collect()
 }
+
+/// Slots a level's marked runs must hold before its scan is shared
+/// among threads.
+const PARALLEL_SLOTS: u64 = 1 << 16;
 
 /// Most bits the marks of a pair take (64 MiB): the runs of slots are
 /// as short as that allows, from 64 slots (a 6 x 6 pair's are 4,096).
