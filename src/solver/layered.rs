@@ -15,8 +15,7 @@ use super::dte::{self, DteSide};
 use super::layers::{Block, Child, Layer, Shape};
 use super::retro::{Side, Solved, solve_pair};
 use super::store::{
-    self, Dtz, Kind, LayerError, Metric, Tally, Values, Wdl, WdlBits, decode, read_header,
-    read_layer,
+    self, Dtz, Kind, LayerError, Metric, Tally, Values, WdlBits, decode, read_header, read_layer,
 };
 use super::{SolveError, parallel};
 use crate::board::Rules;
@@ -775,14 +774,6 @@ fn parse_journal_line(line: &str) -> Option<(String, JournalEntry)> {
     ))
 }
 
-/// The plies a move into a position of `value` (for the opponent) adds.
-fn through(value: Dtz) -> u32 {
-    match value {
-        Dtz::Win(d) | Dtz::Loss(d) => d + 1,
-        Dtz::Draw => 0,
-    }
-}
-
 /// White sets a unit of [`Checker::run`]'s work covers.
 const WHITE_SETS_A_UNIT: usize = 128;
 
@@ -886,9 +877,7 @@ impl Checker<'_> {
         white: u64,
         white_index: u64,
     ) -> Dtz {
-        let mut fastest_win: Option<u32> = None;
-        let mut draw = false;
-        let mut slowest_loss = 0;
+        let mut best: Option<Dtz> = None;
         let ahead = self.ahead.map(|(layer, _)| layer);
         let moves = self.shape.children(
             block,
@@ -899,29 +888,19 @@ impl Checker<'_> {
             self.partner,
             ahead,
             |child| {
-                // The child's value for the opponent, and the plies it adds.
-                let (value, plies) = match child {
-                    Child::Finish => (Dtz::Loss(0), 1),
+                // The child's value for the opponent, and whether the move
+                // is progress (the distance to progress starts again).
+                let (value, progress) = match child {
+                    Child::Finish => (Dtz::Loss(0), true),
                     Child::Forward(slot) => {
                         let (_, values) = self.ahead.expect("a forward move has a layer ahead");
-                        let value = values.get(slot);
-                        match self.metric {
-                            // Progress made: the distance starts again.
-                            Metric::Dtz => (value, 1),
-                            Metric::Dte => (value, through(value)),
-                        }
+                        (values.get(slot), self.metric == Metric::Dtz)
                     }
-                    Child::Sideways(slot) => {
-                        let value = self.partner_values.get(slot);
-                        (value, through(value))
-                    }
+                    Child::Sideways(slot) => (self.partner_values.get(slot), false),
                 };
-                match value.wdl() {
-                    Wdl::Loss => {
-                        fastest_win = Some(fastest_win.map_or(plies, |p| p.min(plies)));
-                    }
-                    Wdl::Draw => draw = true,
-                    Wdl::Win => slowest_loss = slowest_loss.max(plies),
+                let mine = value.through(progress);
+                if best.is_none_or(|b| mine.preference() > b.preference()) {
+                    best = Some(mine);
                 }
             },
         );
@@ -931,10 +910,6 @@ impl Checker<'_> {
                 Rules::Classic => Dtz::Win(0),
             };
         }
-        match fastest_win {
-            Some(plies) => Dtz::Win(plies),
-            None if draw => Dtz::Draw,
-            None => Dtz::Loss(slowest_loss),
-        }
+        best.expect("a position with a move has a best one")
     }
 }
