@@ -51,6 +51,13 @@ impl Color {
             Color::White => "White",
         }
     }
+
+    /// The side a name (as [`Color::name`] gives it, any case) names.
+    pub fn from_name(name: &str) -> Option<Color> {
+        [Color::Black, Color::White]
+            .into_iter()
+            .find(|color| color.name().eq_ignore_ascii_case(name))
+    }
 }
 
 /// What happens to a side that is to move but has no legal move.
@@ -658,6 +665,15 @@ impl Position {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_side_names_in_any_case() {
+        for color in [Color::Black, Color::White] {
+            assert_eq!(Color::from_name(color.name()), Some(color));
+            assert_eq!(Color::from_name(&color.name().to_lowercase()), Some(color));
+        }
+        assert_eq!(Color::from_name("red"), None);
+    }
 
     #[test]
     fn reads_rules_and_checks_sizes() {

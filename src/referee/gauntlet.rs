@@ -174,10 +174,8 @@ struct Figures {
 
 impl Figures {
     fn of(saved: &Saved) -> Figures {
-        let color = |game: &SavedGame| match game.engine1_color.as_str() {
-            "black" => Color::Black,
-            _ => Color::White,
-        };
+        let color =
+            |game: &SavedGame| Color::from_name(&game.engine1_color).unwrap_or(Color::White);
         let [black, white] =
             super::tally_by_color(saved.games.iter().map(|g| (color(g), g.engine1_points)));
         Figures {

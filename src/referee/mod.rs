@@ -620,11 +620,7 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
 pub(crate) fn tally_by_color(games: impl IntoIterator<Item = (Color, f64)>) -> [Tally; 2] {
     let mut tallies = [Tally::default(); 2];
     for (color, points) in games {
-        let index = match color {
-            Color::Black => 0,
-            Color::White => 1,
-        };
-        tallies[index].record(points);
+        tallies[color.index()].record(points);
     }
     tallies
 }
