@@ -566,6 +566,9 @@ pub fn verify(
         } else {
             &[Metric::Dtz]
         };
+        // The pair's distances to progress, read by their own check and
+        // kept for the check of its distances to the end.
+        let mut progress_values = None;
         for &metric in metrics {
             let found = match journal
                 .as_ref()
@@ -587,7 +590,15 @@ pub fn verify(
                     found
                 }
                 None => {
-                    let found = check_pair(dir, kind, &shape, layers, metric, threads)?;
+                    let progress = match metric {
+                        Metric::Dtz => None,
+                        Metric::Dte => progress_values.take(),
+                    };
+                    let (found, values) =
+                        check_pair(dir, kind, &shape, layers, metric, progress, threads)?;
+                    if metric == Metric::Dtz && dte {
+                        progress_values = Some(values);
+                    }
                     if let Some(journal) = journal.as_mut() {
                         journal.record(
                             &journal_name(layers, metric),
@@ -622,33 +633,44 @@ pub fn verify(
 
 /// Checks the values of `metric` of one pair of layers against their
 /// successors' (and, for the distances to the end, against the win, draw
-/// or loss of the distances to progress).
+/// or loss of the distances to progress: `progress`, else read here);
+/// returns what it found and the pair's values it read.
 fn check_pair(
     dir: &Path,
     kind: Kind,
     shape: &Shape,
     layers: &[Layer],
     metric: Metric,
+    progress: Option<Vec<Values>>,
     threads: usize,
-) -> Result<Verified, LayeredError> {
-    let read = |layer: &Layer| store::read_values(dir, kind, metric, layer).map(|(v, _)| v);
+) -> Result<(Verified, Vec<Values>), LayeredError> {
+    let read_as = |metric: Metric| {
+        move |layer: &Layer| store::read_values(dir, kind, metric, layer).map(|(v, _)| v)
+    };
+    let read = read_as(metric);
     let values = layers.iter().map(read).collect::<Result<Vec<_>, _>>()?;
+    let progress = match (metric, progress) {
+        (Metric::Dtz, _) => None,
+        (Metric::Dte, Some(progress)) => Some(progress),
+        (Metric::Dte, None) => Some(
+            layers
+                .iter()
+                .map(read_as(Metric::Dtz))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
     let mut pair = Verified::default();
     for (i, layer) in layers.iter().enumerate() {
         let partner = layers.len() - 1 - i;
         let ahead = ahead_of(shape, layer);
         let ahead_values = ahead.as_ref().map(read).transpose()?;
-        let progress = match metric {
-            Metric::Dtz => None,
-            Metric::Dte => Some(read_layer(dir, kind, layer)?.0),
-        };
         let checker = Checker {
             shape,
             rules: kind.rules,
             metric,
             layer,
             values: &values[i],
-            progress: progress.as_ref(),
+            progress: progress.as_ref().map(|progress| &progress[i]),
             partner: &layers[partner],
             partner_values: &values[partner],
             ahead: ahead.as_ref().zip(ahead_values.as_ref()),
@@ -658,7 +680,7 @@ fn check_pair(
         pair.mismatches += found.mismatches;
         pair.examples.extend(found.examples);
     }
-    Ok(pair)
+    Ok((pair, values))
 }
 
 /// The names of a pair of layers, as the verify journal records them
