@@ -296,17 +296,21 @@ fn the_verifier_checks_the_distances_to_the_end_and_finds_a_wrong_one() {
     // file otherwise): the verifier names it.
     let shape = solver::Shape::new(4, 3).unwrap();
     let layer = shape.layer(4, 5);
-    let (values, tally) = solver::read_values(&dir, kind, Metric::Dte, &layer).unwrap();
+    let (values, _) = solver::read_values(&dir, kind, Metric::Dte, &layer).unwrap();
     let won = (0..layer.slots)
         .find(|&slot| matches!(values.get(slot), Dtz::Win(_)))
         .unwrap();
-    let mut bytes = match values {
-        solver::Values::Narrow(bytes) => bytes,
-        solver::Values::Wide(_) => panic!("4 x 4 distances fit in a byte"),
+    // Adds `plies` to that position's stored distance (codes count two a ply).
+    let lengthen = |plies: i8| {
+        let (values, tally) = solver::read_values(&dir, kind, Metric::Dte, &layer).unwrap();
+        let solver::Values::Narrow(mut bytes) = values else {
+            panic!("4 x 4 distances fit in a byte");
+        };
+        bytes[won as usize] = bytes[won as usize].wrapping_add_signed(2 * plies);
+        let changed = solver::Values::Narrow(bytes);
+        solver::write_values(&dir, kind, Metric::Dte, &layer, &changed, tally).unwrap();
     };
-    bytes[won as usize] += 2;
-    let changed = solver::Values::Narrow(bytes);
-    solver::write_values(&dir, kind, Metric::Dte, &layer, &changed, tally).unwrap();
+    lengthen(1);
     let verified = solver::verify(&dir, 2, None, &|_, _| {}).unwrap();
     assert!(verified.mismatches >= 1);
     assert!(
@@ -316,21 +320,7 @@ fn the_verifier_checks_the_distances_to_the_end_and_finds_a_wrong_one() {
     );
 
     // Put back, the directory passes again.
-    let (values, tally) = solver::read_values(&dir, kind, Metric::Dte, &layer).unwrap();
-    let mut bytes = match values {
-        solver::Values::Narrow(bytes) => bytes,
-        solver::Values::Wide(_) => unreachable!(),
-    };
-    bytes[won as usize] -= 2;
-    solver::write_values(
-        &dir,
-        kind,
-        Metric::Dte,
-        &layer,
-        &solver::Values::Narrow(bytes),
-        tally,
-    )
-    .unwrap();
+    lengthen(-1);
     assert_eq!(
         solver::verify(&dir, 2, None, &|_, _| {})
             .unwrap()

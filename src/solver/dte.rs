@@ -96,6 +96,7 @@ pub fn solve_pair(
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert(error);
     };
+    let failed = || failure.lock().unwrap_or_else(|e| e.into_inner()).take();
     parallel(threads, units.len(), |unit, _: &mut Vec<()>| {
         let (i, block, ref rows) = units[unit];
         let side = &sides[i];
@@ -165,7 +166,7 @@ pub fn solve_pair(
             }
         }
     });
-    if let Some(error) = failure.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(error) = failed() {
         return Err(error);
     }
     // The rest needs only the states: the largest pairs want the memory.
@@ -207,7 +208,7 @@ pub fn solve_pair(
                 );
             }
         });
-        if let Some(error) = failure.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(error) = failed() {
             return Err(error);
         }
         level += 1;
