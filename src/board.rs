@@ -52,6 +52,15 @@ impl Color {
         }
     }
 
+    /// The side's name in lower case, as the GUI's JSON and the
+    /// referee's results file write it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Color::Black => "black",
+            Color::White => "white",
+        }
+    }
+
     /// The side a name (as [`Color::name`] gives it, any case) names.
     pub fn from_name(name: &str) -> Option<Color> {
         [Color::Black, Color::White]
@@ -670,7 +679,8 @@ mod tests {
     fn reads_side_names_in_any_case() {
         for color in [Color::Black, Color::White] {
             assert_eq!(Color::from_name(color.name()), Some(color));
-            assert_eq!(Color::from_name(&color.name().to_lowercase()), Some(color));
+            assert_eq!(Color::from_name(color.key()), Some(color));
+            assert_eq!(color.key(), color.name().to_lowercase());
         }
         assert_eq!(Color::from_name("red"), None);
     }

@@ -9,7 +9,6 @@
 use serde::Serialize;
 
 use super::session::ApiError;
-use super::view::color_name;
 use crate::board::{Position, Rules};
 use crate::eval::Evaluation;
 use crate::notation;
@@ -107,7 +106,7 @@ impl From<Visit> for VisitState {
 fn node_state(node: TreeNode) -> NodeState {
     NodeState {
         mv: node.mv.map(|mv| notation::format_move(Some(mv))),
-        side: color_name(node.side),
+        side: node.side.key(),
         value: node.value,
         leaf: node.leaf.map(|leaf| match leaf {
             Leaf::Evaluated => "eval",

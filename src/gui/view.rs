@@ -102,7 +102,7 @@ impl BoardState {
         let position = game.position();
         BoardState {
             position: notation::format_position(position),
-            side_to_move: color_name(position.side_to_move()),
+            side_to_move: position.side_to_move().key(),
             black: cars(position, Color::Black),
             white: cars(position, Color::White),
             black_off: position.cars_off(Color::Black),
@@ -132,7 +132,7 @@ impl GameResult {
             Outcome::DrawByRepetition => "repetition",
         };
         GameResult {
-            winner: outcome.winner().map(color_name),
+            winner: outcome.winner().map(Color::key),
             reason,
             text: outcome.to_string(),
         }
@@ -194,7 +194,7 @@ impl AnalysisState {
         let info = report.principal().unwrap_or(&empty);
         AnalysisState {
             ply: report.ply,
-            side: color_name(report.side),
+            side: report.side.key(),
             done: report.done,
             depth: info.depth,
             seldepth: info.seldepth,
@@ -312,13 +312,6 @@ pub struct GraphPoint {
     /// `end` (the game is over), `table` (exact) or `engine` (its search).
     pub source: &'static str,
     pub text: String,
-}
-
-pub(crate) fn color_name(color: Color) -> &'static str {
-    match color {
-        Color::Black => "black",
-        Color::White => "white",
-    }
 }
 
 /// The squares of one side's cars.

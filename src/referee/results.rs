@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::board::Color;
 use crate::notation::format_position;
 
 use super::record::GameRecord;
@@ -147,10 +146,7 @@ pub fn to_json(
                 round: game.round,
                 black: &game.black,
                 white: &game.white,
-                engine1_color: match game.engine1 {
-                    Color::Black => "black",
-                    Color::White => "white",
-                },
+                engine1_color: game.engine1.key(),
                 start: format_position(&game.start),
                 result: game.result.pgn(),
                 engine1_points: game.engine1_points(),
