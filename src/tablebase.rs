@@ -225,12 +225,20 @@ impl Layered {
     /// [`Layered::end_after`] without reading a file: `None` as well when
     /// the layer it needs is not in memory.
     pub fn end_after_in_memory(&self, position: &Position, mv: Move) -> Option<Dtz> {
+        self.end_after_reading(position, mv, 0)
+    }
+
+    /// [`Layered::end_after_in_memory`], reading the file of a layer of at
+    /// most `max_slots` slots that is not in memory.
+    fn end_after_reading(&self, position: &Position, mv: Move, max_slots: u64) -> Option<Dtz> {
         let side = position.side_to_move();
         let child = position.play(mv);
         if child.cars(side) == 0 {
             return Some(Dtz::Win(1));
         }
-        let end = self.tables.probe_metric_in_memory(Metric::Dte, &child)??;
+        let end = self
+            .tables
+            .probe_metric_reading(Metric::Dte, &child, max_slots)??;
         Some(end.through(false))
     }
 
@@ -241,6 +249,16 @@ impl Layered {
     /// to the end is not in memory (or the tables have none), empty when
     /// `position` is not covered.
     pub fn rank_ends_in_memory(&self, position: &Position) -> Option<Vec<(Move, Dtz)>> {
+        self.rank_ends_reading(position, 0)
+    }
+
+    /// [`Layered::rank_ends_in_memory`], reading the files of layers of at
+    /// most `max_slots` slots that are not in memory.
+    pub fn rank_ends_reading(
+        &self,
+        position: &Position,
+        max_slots: u64,
+    ) -> Option<Vec<(Move, Dtz)>> {
         let side = position.side_to_move();
         if position.cars(side) == 0 || position.cars(side.other()) == 0 {
             return Some(Vec::new());
@@ -249,7 +267,7 @@ impl Layered {
             .legal_moves()
             .as_slice()
             .iter()
-            .map(|&mv| Some((mv, self.end_after_in_memory(position, mv)?)))
+            .map(|&mv| Some((mv, self.end_after_reading(position, mv, max_slots)?)))
             .collect::<Option<Vec<_>>>()?;
         ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
         Some(ranked)
@@ -293,9 +311,21 @@ impl Layered {
     /// [`Layered::rank_moves`] without reading a layer file: `None` when a
     /// move leads into a layer not in memory.
     pub fn rank_moves_in_memory(&self, position: &Position) -> Option<Vec<(Move, Dtz)>> {
+        self.rank_moves_reading(position, 0)
+    }
+
+    /// [`Layered::rank_moves_in_memory`], reading the files of layers of
+    /// at most `max_slots` slots that are not in memory.
+    pub fn rank_moves_reading(
+        &self,
+        position: &Position,
+        max_slots: u64,
+    ) -> Option<Vec<(Move, Dtz)>> {
         let mut missing = false;
         let ranked = self.rank_with(position, |child| {
-            let value = self.tables.probe_in_memory(child);
+            let value = self
+                .tables
+                .probe_metric_reading(Metric::Dtz, child, max_slots);
             missing |= value.is_none();
             value.flatten()
         });

@@ -105,6 +105,17 @@ pub struct Request {
     pub tablebase: TableUse,
 }
 
+impl Request {
+    /// The time this search may take (soft and hard limits), from its
+    /// limits and the moves the side to move still needs; `None` when
+    /// time does not limit it.
+    pub fn budget(&self) -> Option<Budget> {
+        let position = &self.position;
+        let moves_needed = moves_to_go(position, position.side_to_move()) as u32;
+        budget(self.limits.time, self.settings.move_overhead, moves_needed)
+    }
+}
+
 /// Flags the protocol thread sets and the search reads.
 #[derive(Debug, Default)]
 pub struct Signals {
@@ -320,7 +331,6 @@ impl<'a> Searcher<'a> {
         let root_index = keys.len() - 1;
         let pondering = signals.pondering.load(Ordering::Acquire);
         let position = &request.position;
-        let moves_needed = moves_to_go(position, position.side_to_move()) as u32;
         Searcher {
             request,
             rules: request.settings.rules,
@@ -328,11 +338,7 @@ impl<'a> Searcher<'a> {
             evaluation: request.settings.evaluation.on_board(position.size()),
             start: Instant::now(),
             clock_start: Instant::now(),
-            budget: budget(
-                request.limits.time,
-                request.settings.move_overhead,
-                moves_needed,
-            ),
+            budget: request.budget(),
             pondering,
             nodes: 0,
             flushed: 0,

@@ -267,6 +267,9 @@ pub(super) fn probe_root(
         let moves = super::traps::prefer(request, layered, moves, &mut probes);
         return Some(RootProbe::Drawn { moves, probes });
     }
+    // The lines read the small layers they need while the move's time
+    // allows.
+    let reads_until = request.budget().map(|budget| started + budget.soft);
     let mut lines = Vec::new();
     for (index, &(mv, value)) in ranked
         .iter()
@@ -274,7 +277,13 @@ pub(super) fn probe_root(
         .enumerate()
     {
         let mut pv = vec![mv];
-        pv.extend(layered_line(layered, root.play(mv), &mut probes, stop));
+        pv.extend(layered_line(
+            layered,
+            root.play(mv),
+            &mut probes,
+            stop,
+            reads_until,
+        ));
         lines.push((index + 1, move_score(layered, &root, mv, value), pv));
     }
     let best = lines[0].1;
@@ -329,18 +338,23 @@ const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
 /// the loser delaying) until the game ends,
 /// the position is drawn, `stop` is set, [`MAX_PLY`] moves are made (a
 /// damaged table cannot make it endless) or the next move would need a
-/// layer not in memory (the line is for show: it never waits for a file).
+/// layer not in memory that it may not read. The line is for show: it
+/// reads layers of up to [`LINE_READ_SLOTS`] (milliseconds each) until
+/// `reads_until`, if given, and never waits seconds for a large one.
 fn layered_line(
     layered: &Layered,
     mut position: Position,
     probes: &mut u64,
     stop: &AtomicBool,
+    reads_until: Option<Instant>,
 ) -> Vec<Move> {
     let mut line = Vec::new();
     while !stop.load(Ordering::Relaxed) && line.len() < MAX_PLY {
+        let reads = reads_until.is_none_or(|until| Instant::now() < until);
+        let max_slots = if reads { LINE_READ_SLOTS } else { 0 };
         let ranked = layered
-            .rank_ends_in_memory(&position)
-            .or_else(|| layered.rank_moves_in_memory(&position));
+            .rank_ends_reading(&position, max_slots)
+            .or_else(|| layered.rank_moves_reading(&position, max_slots));
         let Some(ranked) = ranked else {
             break;
         };
@@ -355,6 +369,11 @@ fn layered_line(
     }
     line
 }
+
+/// Largest layer (in slots) the line of best play reads from a file:
+/// every 5 x 5 layer (4,030,000 slots at most), none of 6 x 6's middle
+/// ones (up to 2e9 slots, seconds each).
+const LINE_READ_SLOTS: u64 = 1 << 24;
 
 #[cfg(test)]
 mod tests {
@@ -371,6 +390,7 @@ mod tests {
             Position::start(3),
             &mut probes,
             &AtomicBool::new(true),
+            None,
         );
         assert!(line.is_empty());
         assert_eq!(probes, 0);
@@ -409,11 +429,49 @@ mod tests {
     }
 
     #[test]
+    fn the_line_reads_small_layers_only_while_the_move_has_time() {
+        let dir = std::env::temp_dir().join(format!("dodgem-line-read-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let plan = crate::solver::Plan {
+            kind: crate::solver::Kind {
+                size: 4,
+                rules: Rules::Classic,
+                max_cars: 3,
+            },
+            dir: dir.clone(),
+            threads: 1,
+            stop_after_layers: None,
+            two_bytes: false,
+        };
+        crate::solver::solve_layers(&plan, &mut |_| {}).unwrap();
+        let table = Layered::open(&dir).unwrap();
+        // White wins the 4 x 4 classic game after a2a1.
+        let start = Position::start(4);
+        let root = start.play(crate::notation::parse_move("a2a1", &start).unwrap());
+        let line = |reads_until| {
+            let stop = AtomicBool::new(false);
+            layered_line(&table, root, &mut 0, &stop, reads_until)
+        };
+        // Out of time, and nothing in memory: no line.
+        assert!(line(Some(Instant::now())).is_empty());
+        // With time, it reads the layers it needs: the whole game.
+        let whole = line(None);
+        let end = whole.iter().fold(root, |position, &mv| position.play(mv));
+        assert_eq!(
+            end.outcome(Rules::Classic).and_then(|o| o.winner()),
+            Some(crate::board::Color::White)
+        );
+        // Those layers are in memory now, so no time is needed to read them.
+        assert_eq!(line(Some(Instant::now())), whole);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_sound_table_gives_a_whole_line_to_the_end() {
         let table = tablebase::builtin(3, Rules::Textbook).unwrap();
         let start = Position::start(3);
         let mut probes = 0;
-        let line = layered_line(&table, start, &mut probes, &AtomicBool::new(false));
+        let line = layered_line(&table, start, &mut probes, &AtomicBool::new(false), None);
         let mut position = start;
         for &mv in &line {
             position = position.play(mv);

@@ -39,8 +39,7 @@ use std::time::{Duration, Instant};
 
 use super::{INFINITY, Info, MATE, MAX_DEPTH, MAX_PLY, Request, Score, SearchResult, Signals};
 use crate::board::{Color, Move, Position, Rules};
-use crate::eval::{Evaluation, evaluate, moves_to_go};
-use crate::time::budget;
+use crate::eval::{Evaluation, evaluate};
 use crate::wdl::{Curve, Wdl};
 
 /// Which search `go` runs (the `SearchAlgorithm` option).
@@ -379,8 +378,7 @@ pub fn search(
     }
     result.best_move = Some(moves[0]);
     let start = Instant::now();
-    let moves_needed = moves_to_go(&root, root.side_to_move()) as u32;
-    let hard = budget(limits.time, request.settings.move_overhead, moves_needed).map(|b| b.hard);
+    let hard = request.budget().map(|b| b.hard);
     let max_depth = limits
         .depth
         .map_or(MAX_DEPTH as u32, |d| d.clamp(1, MAX_DEPTH as u32))

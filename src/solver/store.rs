@@ -1069,6 +1069,26 @@ impl Tables {
         Some(Some(values.get(slot)))
     }
 
+    /// [`Tables::probe_metric_in_memory`], except that a layer of at most
+    /// `max_slots` slots not in memory is read (and kept in the cache):
+    /// `None` only for a larger layer not in memory, or one that cannot
+    /// be read.
+    pub fn probe_metric_reading(
+        &self,
+        metric: Metric,
+        position: &Position,
+        max_slots: u64,
+    ) -> Option<Option<Dtz>> {
+        if let Some(found) = self.probe_metric_in_memory(metric, position) {
+            return Some(found);
+        }
+        let (black, white, _) = self.shape.locate(position)?;
+        if self.shape.layer(black, white).slots > max_slots {
+            return None;
+        }
+        self.probe_metric(metric, position).ok()
+    }
+
     /// The decompressed values of layer `(black, white)`: from memory, or
     /// read, checked and kept in a cache of at most [`VALUE_BUDGET`]
     /// bytes (three layers stay whatever their size). A layer found
