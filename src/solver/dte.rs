@@ -25,12 +25,13 @@
 //! shortest route to the end and a lost one at its longest. The result
 //! does not depend on how the threads interleave.
 //!
-//! Memory: two bytes a slot of the pair and a bit a level for each run of
-//! slots (at most [`MAX_MARKS`] bits), besides the layers' win/draw/loss
+//! Memory: two bytes a slot of the pair and, for each level with marks
+//! still to scan, a bit for each run of slots (at most
+//! [`MAX_LEVEL_MARKS`] bits a level), besides the layers' win/draw/loss
 //! and the distances of the layers ahead: no lists of positions.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use super::layers::{Layer, Shape};
 use super::retro::{Solved, units};
@@ -88,7 +89,7 @@ pub fn solve_pair(
     let units = units(&layers);
     // Where positions are known at each level, so that a level scans only
     // those runs of slots; the first error any thread meets.
-    let marks = Marks::new(&states);
+    let mut marks = Marks::new(&states);
     let failure = Mutex::new(None);
     let fail = |error: SolveError| {
         failure
@@ -211,6 +212,7 @@ pub fn solve_pair(
         if let Some(error) = failed() {
             return Err(error);
         }
+        marks.scanned(level);
         level += 1;
     }
     states
@@ -224,17 +226,18 @@ pub fn solve_pair(
 /// among threads.
 const PARALLEL_SLOTS: u64 = 1 << 16;
 
-/// Most bits the marks of a pair take (64 MiB): the runs of slots are
-/// as short as that allows, from 64 slots (a 6 x 6 pair's are 4,096).
-const MAX_MARKS: u64 = 1 << 29;
+/// Most bits the marks of one level take (2 MiB): the runs of slots are
+/// as short as that allows, from 64 slots (a 6 x 6 pair's are up to 256).
+const MAX_LEVEL_MARKS: u64 = 1 << 24;
 const SHORTEST_RUN: u32 = 6;
 
 /// For each level, a bit for each run of slots of the pair: some position
 /// of the run was known at that level (or put off to it) at some time. A
-/// run is scanned at a level only if it is marked there.
+/// run is scanned at a level only if it is marked there. A level's bits
+/// exist from its first mark until it has been scanned.
 struct Marks {
-    /// `words` words a level.
-    bits: Vec<AtomicU64>,
+    /// Each level's bits, `words` words.
+    levels: Vec<OnceLock<Box<[AtomicU64]>>>,
     words: usize,
     /// A run is `1 << run_bits` slots of one side.
     run_bits: u32,
@@ -254,12 +257,9 @@ impl Marks {
             first_run.push(runs);
             runs += n.div_ceil(1 << run_bits);
         }
-        let words = runs.div_ceil(64) as usize;
         Marks {
-            bits: (0..words * UNBOUNDED as usize)
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-            words,
+            levels: (0..UNBOUNDED).map(|_| OnceLock::new()).collect(),
+            words: runs.div_ceil(64) as usize,
             run_bits,
             first_run,
             slots,
@@ -269,7 +269,9 @@ impl Marks {
     /// Marks the run of `slot` of side `i` for `level`.
     fn mark(&self, level: u16, i: usize, slot: u64) {
         let run = self.first_run[i] + (slot >> self.run_bits);
-        let word = &self.bits[level as usize * self.words + (run / 64) as usize];
+        let bits = self.levels[level as usize]
+            .get_or_init(|| (0..self.words).map(|_| AtomicU64::new(0)).collect());
+        let word = &bits[(run / 64) as usize];
         let bit = 1 << (run % 64);
         if word.load(Ordering::Relaxed) & bit == 0 {
             word.fetch_or(bit, Ordering::Relaxed);
@@ -283,6 +285,12 @@ impl Marks {
                 .iter()
                 .any(|word| word.load(Ordering::Relaxed) != 0)
         })
+    }
+
+    /// Drops the marks of `level` once it has been scanned: nothing is
+    /// put off to a level already passed.
+    fn scanned(&mut self, level: u16) {
+        self.levels[level as usize].take();
     }
 
     /// The runs marked for `level`: side and slots.
@@ -304,16 +312,15 @@ impl Marks {
     }
 
     fn level(&self, level: u16) -> &[AtomicU64] {
-        &self.bits[level as usize * self.words..][..self.words]
+        self.levels[level as usize].get().map_or(&[], |bits| bits)
     }
 }
 
-/// The shortest runs (as a power of two) whose marks for a pair of
-/// `slots` slots fit in [`MAX_MARKS`] bits.
+/// The shortest runs (as a power of two) whose marks of one level for a
+/// pair of `slots` slots fit in [`MAX_LEVEL_MARKS`] bits.
 fn run_bits(slots: u64) -> u32 {
-    let levels = u64::from(UNBOUNDED);
     (SHORTEST_RUN..64)
-        .find(|&bits| (slots >> bits) * levels <= MAX_MARKS)
+        .find(|&bits| slots >> bits <= MAX_LEVEL_MARKS)
         .unwrap_or(63)
 }
 
@@ -457,10 +464,11 @@ mod tests {
 
     #[test]
     fn runs_grow_to_keep_the_marks_of_a_large_pair_small() {
-        // The largest 6 x 6 pair: runs of 4,096 slots, 59 MiB of marks.
-        assert_eq!(run_bits(3_940_530_528), 12);
-        // A large 5 x 5 pair, and anything smaller: the shortest runs.
-        assert_eq!(run_bits(4_600_000), SHORTEST_RUN);
+        // The largest 6 x 6 pair: runs of 256 slots, 1.8 MiB of marks a
+        // level.
+        assert_eq!(run_bits(3_940_530_528), 8);
+        // The largest 5 x 5 pair, and anything smaller: the shortest runs.
+        assert_eq!(run_bits(8_060_000), SHORTEST_RUN);
         assert_eq!(run_bits(0), SHORTEST_RUN);
     }
 
@@ -469,7 +477,7 @@ mod tests {
         let side = |n: u64| (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
         const RUN: u64 = 1 << SHORTEST_RUN;
         let states = vec![side(RUN * 2 + 5), side(RUN * 63 + 1)];
-        let marks = Marks::new(&states);
+        let mut marks = Marks::new(&states);
         assert_eq!(marks.run_bits, SHORTEST_RUN);
         assert_eq!(marks.next_from(0), None);
         marks.mark(7, 0, RUN * 2 + 4);
@@ -487,5 +495,9 @@ mod tests {
                 (1, RUN * 63..RUN * 63 + 1)
             ]
         );
+        // A level scanned is gone, its memory with it.
+        marks.scanned(7);
+        assert_eq!(marks.next_from(0), Some(9));
+        assert!(marks.runs(7).is_empty() && marks.levels[7].get().is_none());
     }
 }
