@@ -881,7 +881,7 @@ pub struct Tables {
     values: Mutex<ValueCache>,
     /// Held while a layer is read for `values`: one read at a time, and
     /// not under `values`'s lock (a 6 x 6 layer takes seconds, and
-    /// [`Tables::probe_in_memory`] must not wait for it).
+    /// [`Tables::probe_metric_in_memory`] must not wait for it).
     reading: Mutex<()>,
     wdl: Arc<WdlCache>,
     /// What was wrong with layers found unusable.
@@ -1036,12 +1036,6 @@ impl Tables {
         }
         let values = self.metric_values(metric, black, white)?;
         Ok(Some(values.get(slot)))
-    }
-
-    /// [`Tables::probe`] without reading a file: `None` when the layer is
-    /// not in memory, `Some(None)` when the position is not covered.
-    pub fn probe_in_memory(&self, position: &Position) -> Option<Option<Dtz>> {
-        self.probe_metric_in_memory(Metric::Dtz, position)
     }
 
     /// [`Tables::probe_metric`] without reading a file: `None` when the
