@@ -126,10 +126,20 @@ pub fn decode(code: u16) -> Dtz {
 /// Longest distance a one-byte value holds.
 pub const MAX_NARROW_DTZ: u32 = 126;
 
+/// Longest distance a [`Values::Packed`] value holds (codes below 512).
+pub const MAX_PACKED_DTZ: u32 = 254;
+
 /// A layer's values in index order ([`encode`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Values {
     Narrow(Vec<u8>),
+    /// Codes below 512, as read from a two-byte file whose distances
+    /// reach at most [`MAX_PACKED_DTZ`]: each code's low byte, and a bit
+    /// a slot for its ninth bit (9 bits a value in memory, not 16).
+    Packed {
+        low: Vec<u8>,
+        ninth: Vec<u64>,
+    },
     Wide(Vec<u16>),
 }
 
@@ -137,6 +147,7 @@ impl Values {
     pub fn len(&self) -> usize {
         match self {
             Values::Narrow(v) => v.len(),
+            Values::Packed { low, .. } => low.len(),
             Values::Wide(v) => v.len(),
         }
     }
@@ -149,6 +160,10 @@ impl Values {
     pub fn code(&self, slot: u64) -> u16 {
         match self {
             Values::Narrow(v) => u16::from(v[slot as usize]),
+            Values::Packed { low, ninth } => {
+                let high = (ninth[(slot / 64) as usize] >> (slot % 64)) & 1;
+                u16::from(low[slot as usize]) | (high as u16) << 8
+            }
             Values::Wide(v) => v[slot as usize],
         }
     }
@@ -172,7 +187,16 @@ impl Values {
     pub fn width(&self) -> usize {
         match self {
             Values::Narrow(_) => 1,
-            Values::Wide(_) => 2,
+            Values::Packed { .. } | Values::Wide(_) => 2,
+        }
+    }
+
+    /// Bytes held in memory.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Values::Narrow(v) => v.len(),
+            Values::Packed { low, ninth } => low.len() + ninth.len() * 8,
+            Values::Wide(v) => v.len() * 2,
         }
     }
 }
@@ -235,6 +259,17 @@ impl WdlBits {
             Values::Wide(v) => {
                 for (word, chunk) in words.iter_mut().zip(v.chunks(32)) {
                     *word = pack(chunk.iter().map(|&c| bits(c)));
+                }
+            }
+            Values::Packed { .. } => {
+                let slots = values.len() as u64;
+                for (k, word) in words.iter_mut().enumerate() {
+                    let start = k as u64 * 32;
+                    if start >= slots {
+                        break;
+                    }
+                    let end = (start + 32).min(slots);
+                    *word = pack((start..end).map(|slot| bits(values.code(slot))));
                 }
             }
         }
@@ -643,6 +678,17 @@ pub fn write_values(
             }
             encoder.finish()?
         }
+        Values::Packed { .. } => {
+            let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), ZSTD_LEVEL)?;
+            let slots = values.len() as u64;
+            for start in (0..slots).step_by(1 << 16) {
+                let bytes: Vec<u8> = (start..(start + (1 << 16)).min(slots))
+                    .flat_map(|slot| values.code(slot).to_le_bytes())
+                    .collect();
+                encoder.write_all(&bytes)?;
+            }
+            encoder.finish()?
+        }
     };
     let header = Header {
         kind,
@@ -802,7 +848,8 @@ pub fn read_values(
     layer: &Layer,
 ) -> Result<(Values, Tally), LayerError> {
     let (header, payload, path) = read_checked(dir, kind, metric, layer)?;
-    let values = decompress_values(header.width, &payload, layer.slots as usize)
+    let packed = header.tally.longest <= MAX_PACKED_DTZ;
+    let values = decompress_values(header.width, &payload, layer.slots as usize, packed)
         .map_err(|why| LayerError::Corrupt(path, why))?;
     Ok((values, header.tally))
 }
@@ -810,8 +857,15 @@ pub fn read_values(
 /// Decompresses a layer's payload of `slots` values of `width` bytes
 /// straight into its values: a wide layer's into its `u16`s, without a
 /// second copy of its bytes (4 GB rather than 8 at the peak for a wide
-/// layer of 2e9 slots).
-fn decompress_values(width: usize, payload: &[u8], slots: usize) -> Result<Values, String> {
+/// layer of 2e9 slots), or, when `packed` (its distances reach at most
+/// [`MAX_PACKED_DTZ`]), into [`Values::Packed`] a piece at a time (2.25
+/// GB for that layer).
+fn decompress_values(
+    width: usize,
+    payload: &[u8],
+    slots: usize,
+    packed: bool,
+) -> Result<Values, String> {
     let expected = slots * width;
     let wrong_size = |got: usize| format!("{got} bytes of values, expected {expected}");
     if width == 1 {
@@ -820,6 +874,9 @@ fn decompress_values(width: usize, payload: &[u8], slots: usize) -> Result<Value
             n if n == expected => Ok(Values::Narrow(raw)),
             n => Err(wrong_size(n)),
         };
+    }
+    if packed {
+        return decompress_packed(payload, slots);
     }
     let mut values: Vec<u16> = bytemuck::zeroed_vec(slots);
     let got = zstd::bulk::decompress_to_buffer(payload, bytemuck::cast_slice_mut(&mut values))
@@ -832,6 +889,41 @@ fn decompress_values(width: usize, payload: &[u8], slots: usize) -> Result<Value
         *value = u16::from_le(*value);
     }
     Ok(Values::Wide(values))
+}
+
+/// [`decompress_values`] of a two-byte payload into [`Values::Packed`]:
+/// a code of 512 or more (beyond what the header's longest distance
+/// allows) is refused as damage.
+fn decompress_packed(payload: &[u8], slots: usize) -> Result<Values, String> {
+    let mut decoder =
+        zstd::stream::read::Decoder::with_buffer(payload).map_err(|e| e.to_string())?;
+    let mut low = Vec::with_capacity(slots);
+    let mut ninth = vec![0u64; slots.div_ceil(64)];
+    let mut chunk = vec![0u8; 2 * STREAM_SLOTS];
+    while low.len() < slots {
+        let n = (slots - low.len()).min(STREAM_SLOTS);
+        let bytes = &mut chunk[..2 * n];
+        decoder
+            .read_exact(bytes)
+            .map_err(|e| format!("values end before slot {}: {e}", low.len() + n))?;
+        for pair in bytes.chunks_exact(2) {
+            let slot = low.len();
+            match pair[1] {
+                0 => {}
+                1 => ninth[slot / 64] |= 1 << (slot % 64),
+                _ => {
+                    return Err(format!(
+                        "slot {slot} holds a code beyond its header's longest distance"
+                    ));
+                }
+            }
+            low.push(pair[0]);
+        }
+    }
+    if decoder.read(&mut [0u8; 1]).map_err(|e| e.to_string())? != 0 {
+        return Err(format!("more values than the layer's {slots} slots"));
+    }
+    Ok(Values::Packed { low, ninth })
 }
 
 /// Slots a chunk of [`stream_layer`] holds.
@@ -1163,7 +1255,7 @@ impl Tables {
         match read {
             Ok((values, _)) => {
                 let values = Arc::new(values);
-                let bytes = values.len() * values.width();
+                let bytes = values.bytes();
                 cache
                     .layers
                     .insert(id, Arc::clone(&values), bytes, VALUE_BUDGET, KEPT_LAYERS);
@@ -1308,18 +1400,41 @@ mod tests {
         let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
         let payload = zstd::bulk::compress(&bytes, ZSTD_LEVEL).unwrap();
         assert_eq!(
-            decompress_values(2, &payload, 4),
+            decompress_values(2, &payload, 4, false),
             Ok(Values::Wide(codes.to_vec()))
         );
         // Fewer or more values than the layer's slots.
-        assert!(decompress_values(2, &payload, 5).is_err());
-        assert!(decompress_values(2, &payload, 3).is_err());
+        assert!(decompress_values(2, &payload, 5, false).is_err());
+        assert!(decompress_values(2, &payload, 3, false).is_err());
         // One byte a value: the same bytes as eight values.
         assert_eq!(
-            decompress_values(1, &payload, 8),
+            decompress_values(1, &payload, 8, false),
             Ok(Values::Narrow(bytes.clone()))
         );
-        assert!(decompress_values(1, &payload, 9).is_err());
+        assert!(decompress_values(1, &payload, 9, false).is_err());
+        // Codes of 512 and more cannot be packed: damage, where the
+        // header promised distances of at most 254 plies.
+        assert!(decompress_values(2, &payload, 4, true).is_err());
+    }
+
+    #[test]
+    fn packed_values_keep_every_code_below_512() {
+        // More than a chunk and a word, across the ninth bit's words.
+        let slots = STREAM_SLOTS + 100;
+        let codes: Vec<u16> = (0..slots).map(|i| ((i * 7919) % 512) as u16).collect();
+        let wide = Values::Wide(codes.clone());
+        let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
+        let payload = zstd::bulk::compress(&bytes, ZSTD_LEVEL).unwrap();
+        let packed = decompress_values(2, &payload, slots, true).unwrap();
+        assert!(matches!(packed, Values::Packed { .. }));
+        assert_eq!(packed.len(), slots);
+        assert!((0..slots as u64).all(|slot| packed.code(slot) == wide.code(slot)));
+        assert!(packed.bytes() < wide.bytes() * 6 / 10);
+        assert_eq!(packed.width(), 2);
+        // Their win/draw/loss are the same.
+        assert!(WdlBits::from_values(&packed).words == WdlBits::from_values(&wide).words);
+        assert!(decompress_values(2, &payload, slots + 1, true).is_err());
+        assert!(decompress_values(2, &payload, slots - 1, true).is_err());
     }
 
     #[test]
