@@ -256,12 +256,7 @@ impl WdlBits {
                     *word = pack(chunk.iter().map(|&b| table[usize::from(b)]));
                 }
             }
-            Values::Wide(v) => {
-                for (word, chunk) in words.iter_mut().zip(v.chunks(32)) {
-                    *word = pack(chunk.iter().map(|&c| bits(c)));
-                }
-            }
-            Values::Packed { .. } => {
+            Values::Packed { .. } | Values::Wide(_) => {
                 let slots = values.len() as u64;
                 for (k, word) in words.iter_mut().enumerate() {
                     let start = k as u64 * 32;
@@ -670,15 +665,7 @@ pub fn write_values(
 ) -> io::Result<u64> {
     let payload = match values {
         Values::Narrow(v) => zstd::bulk::compress(v, ZSTD_LEVEL)?,
-        Values::Wide(v) => {
-            let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), ZSTD_LEVEL)?;
-            for chunk in v.chunks(1 << 16) {
-                let bytes: Vec<u8> = chunk.iter().flat_map(|c| c.to_le_bytes()).collect();
-                encoder.write_all(&bytes)?;
-            }
-            encoder.finish()?
-        }
-        Values::Packed { .. } => {
+        Values::Packed { .. } | Values::Wide(_) => {
             let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), ZSTD_LEVEL)?;
             let slots = values.len() as u64;
             for start in (0..slots).step_by(1 << 16) {
