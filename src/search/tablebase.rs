@@ -398,21 +398,7 @@ mod tests {
 
     #[test]
     fn a_stopped_search_does_not_wait_for_the_root_layers() {
-        let dir = std::env::temp_dir().join(format!("dodgem-root-read-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let kind = crate::solver::Kind {
-            size: 4,
-            rules: Rules::Textbook,
-            max_cars: 3,
-        };
-        let plan = crate::solver::Plan {
-            kind,
-            dir: dir.clone(),
-            threads: 1,
-            stop_after_layers: None,
-            two_bytes: false,
-        };
-        crate::solver::solve_layers(&plan, &mut |_| {}).unwrap();
+        let dir = crate::solver::solve_4x4_in_temp("root-read", Rules::Textbook);
         let table = Arc::new(Layered::open(&dir).unwrap());
         let root = Position::start(4);
         assert!(table.rank_moves_in_memory(&root).is_none());
@@ -430,20 +416,7 @@ mod tests {
 
     #[test]
     fn the_line_reads_small_layers_only_while_the_move_has_time() {
-        let dir = std::env::temp_dir().join(format!("dodgem-line-read-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let plan = crate::solver::Plan {
-            kind: crate::solver::Kind {
-                size: 4,
-                rules: Rules::Classic,
-                max_cars: 3,
-            },
-            dir: dir.clone(),
-            threads: 1,
-            stop_after_layers: None,
-            two_bytes: false,
-        };
-        crate::solver::solve_layers(&plan, &mut |_| {}).unwrap();
+        let dir = crate::solver::solve_4x4_in_temp("line-read", Rules::Classic);
         let table = Layered::open(&dir).unwrap();
         // White wins the 4 x 4 classic game after a2a1.
         let start = Position::start(4);

@@ -74,6 +74,28 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Solves the whole 4 x 4 board under `rules` into a fresh directory
+/// `dodgem-<name>-<process id>` in the system's temporary directory, for
+/// unit tests that read tables from files; the caller removes it.
+#[cfg(test)]
+pub(crate) fn solve_4x4_in_temp(name: &str, rules: crate::board::Rules) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dodgem-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let plan = Plan {
+        kind: Kind {
+            size: 4,
+            rules,
+            max_cars: 3,
+        },
+        dir: dir.clone(),
+        threads: 2,
+        stop_after_layers: None,
+        two_bytes: false,
+    };
+    solve_layers(&plan, &mut |_| {}).expect("4 x 4 solves");
+    dir
+}
+
 /// Runs `work(unit)` for units `0..units` on all threads; each thread
 /// gathers what `work` pushes, and the results are concatenated.
 fn parallel<T: Send>(

@@ -1467,21 +1467,7 @@ mod tests {
 
     #[test]
     fn the_win_draw_loss_cache_agrees_with_the_values_and_keeps_its_budget() {
-        let dir = std::env::temp_dir().join(format!("dodgem-wdl-cache-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        let kind = Kind {
-            size: 4,
-            rules: Rules::Classic,
-            max_cars: 3,
-        };
-        let plan = super::super::Plan {
-            kind,
-            dir: dir.clone(),
-            threads: 2,
-            stop_after_layers: None,
-            two_bytes: false,
-        };
-        super::super::solve_layers(&plan, &mut |_| {}).unwrap();
+        let dir = super::super::solve_4x4_in_temp("wdl-cache", Rules::Classic);
         let tables = Tables::open(&dir).unwrap();
         // Room for a few of the larger layers only.
         let budget = 3 * wdl_bytes(tables.shape().layer(6, 6).slots);
