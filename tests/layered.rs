@@ -10,8 +10,8 @@ use std::time::Duration;
 use crate::common::{run, scratch, shared};
 use dodgem::board::{Color, Position, Rules};
 use dodgem::solver::{
-    self, Dtz, Kind, LayerError, LayeredError, Plan, Tables, Values, layer_path, read_layer,
-    solve_layers, verify, write_layer,
+    self, Dtz, Kind, LayerError, LayeredError, Metric, Plan, Tables, Values, layer_path,
+    read_layer, solve_layers, verify, write_layer,
 };
 
 fn plan(dir: &Path, size: usize, rules: Rules, stop: Option<u64>) -> Plan {
@@ -486,12 +486,15 @@ fn the_playout_command_plays_tables_out_as_they_predict() {
     let _cpu = shared();
     let four = scratch("playout-4");
     solve(&four, 4, Rules::Textbook);
+    // The 4 x 4 tables with their distances to the end, the 5 x 5
+    // endgames without.
+    solver::add_dte(&four, 2, None, &mut |_| {}).unwrap();
     let five = scratch("playout-5");
     let mut endgames = plan(&five, 5, Rules::Classic, None);
     endgames.kind.max_cars = 2;
     solve_layers(&endgames, &mut |_| {}).unwrap();
-    for dir in [&four, &five] {
-        let (ok, text) = dodgem(&[
+    let playout = |dir: &Path| {
+        dodgem(&[
             "solve",
             "--playout",
             dir.to_str().unwrap(),
@@ -500,24 +503,62 @@ fn the_playout_command_plays_tables_out_as_they_predict() {
             "--seed",
             "11",
             "--quiet",
-        ]);
+        ])
+    };
+    for (dir, exact) in [(&four, 20), (&five, 0)] {
+        let (ok, text) = playout(dir);
         assert!(ok, "{text}");
         assert!(
             text.contains("20 decided and 20 drawn positions played out")
+                && text.contains(&format!(
+                    "; {exact} decided ended at exactly their distance to the end;"
+                ))
                 && text.contains("0 not as predicted"),
             "{text}"
         );
     }
-    // Tables that lie (every position "won in 1") do not play out so.
+    // Distances to the end one ply too long everywhere: the games end a
+    // ply sooner than the tables say.
     let kind = plan(&four, 4, Rules::Textbook, None).kind;
     let shape = solver::Shape::new(4, 3).unwrap();
-    for (a, b) in shape.pairs() {
-        for (black, white) in [(a, b), (b, a)] {
-            let layer = shape.layer(black, white);
-            let (_, tally) = read_layer(&four, kind, &layer).unwrap();
-            let lies = Values::Narrow(vec![3; layer.slots as usize]);
-            write_layer(&four, kind, &layer, &lies, tally).unwrap();
+    // Every layer once.
+    let layers = || {
+        shape
+            .pairs()
+            .into_iter()
+            .flat_map(|(a, b)| {
+                [(a, b), (b, a)]
+                    .into_iter()
+                    .take(if a == b { 1 } else { 2 })
+            })
+            .map(|(black, white)| shape.layer(black, white))
+    };
+    for layer in layers() {
+        let (values, tally) = solver::read_values(&four, kind, Metric::Dte, &layer).unwrap();
+        let Values::Narrow(mut bytes) = values else {
+            panic!("4 x 4 distances fit in a byte");
+        };
+        for byte in bytes.iter_mut().filter(|byte| **byte != 0) {
+            *byte += 2;
         }
+        let longer = Values::Narrow(bytes);
+        solver::write_values(&four, kind, Metric::Dte, &layer, &longer, tally).unwrap();
+    }
+    let (ok, text) = playout(&four);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("not as predicted") && text.contains("its distance to the end"),
+        "{text}"
+    );
+    // Without them, tables that lie (every position "won in 1") do not
+    // play out so either.
+    for layer in layers() {
+        std::fs::remove_file(Metric::Dte.path(&four, layer.black, layer.white)).unwrap();
+    }
+    for layer in layers() {
+        let (_, tally) = read_layer(&four, kind, &layer).unwrap();
+        let lies = Values::Narrow(vec![3; layer.slots as usize]);
+        write_layer(&four, kind, &layer, &lies, tally).unwrap();
     }
     let (ok, text) = dodgem(&[
         "solve",

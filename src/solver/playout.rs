@@ -7,9 +7,12 @@
 //! position occurring twice, within the bound the stored distances imply:
 //! the first progress move comes within the stored distance, each later
 //! one within the longest distance any layer stores, and there can be no
-//! more progress moves than the progress both sides have left. A drawn
-//! position must never be lost: every position of its game stays drawn
-//! until a repetition ends it or a ply limit cuts it off.
+//! more progress moves than the progress both sides have left. Where the
+//! tables have the distances to the end, the bound is exact: the winner
+//! hurrying and the loser delaying, a decided game ends in exactly its
+//! stored distance to the end. A drawn position must never be lost:
+//! every position of its game stays drawn until a repetition ends it or
+//! a ply limit cuts it off.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -47,6 +50,9 @@ pub struct Playouts {
     pub plies: usize,
     /// The longest decided game, and the bound it had.
     pub longest: (usize, usize),
+    /// Decided games that ended in exactly their stored distance to the
+    /// end (where the tables have the distances to the end).
+    pub to_the_end: usize,
     /// Games that did not end as predicted, described.
     pub failures: Vec<String>,
     pub seconds: f64,
@@ -56,13 +62,14 @@ impl fmt::Display for Playouts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} decided and {} drawn positions played out, {} plies in {:.1} s; longest decided game {} plies (its bound {}); {} not as predicted",
+            "{} decided and {} drawn positions played out, {} plies in {:.1} s; longest decided game {} plies (its bound {}); {} decided ended at exactly their distance to the end; {} not as predicted",
             self.decided,
             self.drawn,
             self.plies,
             self.seconds,
             self.longest.0,
             self.longest.1,
+            self.to_the_end,
             self.failures.len()
         )
     }
@@ -141,6 +148,7 @@ pub fn playout(
             Dtz::Draw => found.drawn += 1,
             _ => {
                 found.decided += 1;
+                found.to_the_end += usize::from(game.to_the_end);
                 if game.plies > found.longest.0 {
                     found.longest = (game.plies, game.bound);
                 }
@@ -227,6 +235,9 @@ fn progress_left(position: &Position, color: Color) -> usize {
 struct Played {
     plies: usize,
     bound: usize,
+    /// Whether the game ended in exactly the start's distance to the end
+    /// (its bound).
+    to_the_end: bool,
     failure: Option<String>,
 }
 
@@ -242,10 +253,17 @@ fn play(
     let rules = table.kind().rules;
     let signals = Signals::default();
     let progress_moves = progress_left(&start, Color::Black) + progress_left(&start, Color::White);
-    let bound = match value {
-        Dtz::Win(d) | Dtz::Loss(d) => d as usize + progress_moves * longest as usize,
-        Dtz::Draw => plan.draw_plies,
+    // With the distances to the end, the bound is the start's own.
+    let end = match value {
+        Dtz::Draw => None,
+        Dtz::Win(_) | Dtz::Loss(_) => table.probe_end(&start),
     };
+    let bound = match (value, end) {
+        (_, Some(Dtz::Win(d) | Dtz::Loss(d))) => d as usize,
+        (Dtz::Win(d) | Dtz::Loss(d), _) => d as usize + progress_moves * longest as usize,
+        (Dtz::Draw, _) => plan.draw_plies,
+    };
+    let to_the_end = matches!(end, Some(Dtz::Win(_) | Dtz::Loss(_)));
     let mut game = Game::new(start);
     let mut seen = HashSet::from([start]);
     let describe = |game: &Game, why: String| {
@@ -257,7 +275,13 @@ fn play(
         )
     };
     let mut failure = None;
-    while game.outcome(rules).is_none() && game.moves().len() < bound {
+    if let Some(end) = end.filter(|end| end.wdl() != value.wdl()) {
+        failure = Some(describe(
+            &game,
+            format!("its distance to the end says {end:?}"),
+        ));
+    }
+    while failure.is_none() && game.outcome(rules).is_none() && game.moves().len() < bound {
         let position = *game.position();
         if value == Dtz::Draw && table.probe(&position) != Some(Dtz::Draw) {
             failure = Some(describe(
@@ -304,19 +328,25 @@ fn play(
         };
         let winner = ended.and_then(Outcome::winner);
         let good = match expected {
-            Some(_) => winner == expected,
+            Some(_) => winner == expected && (!to_the_end || plies == bound),
             None => winner.is_none(),
         };
         if !good {
+            let bound = if to_the_end {
+                format!("its distance to the end {bound}")
+            } else {
+                format!("bound {bound}")
+            };
             failure = Some(describe(
                 &game,
-                format!("ended {ended:?} after {plies} plies (bound {bound})"),
+                format!("ended {ended:?} after {plies} plies ({bound})"),
             ));
         }
     }
     Played {
         plies,
         bound,
+        to_the_end: to_the_end && failure.is_none(),
         failure,
     }
 }
