@@ -1184,7 +1184,7 @@ impl Tables {
 
     /// The decompressed values of layer `(black, white)`: from memory, or
     /// read, checked and kept in a cache of at most [`VALUE_BUDGET`]
-    /// bytes (three layers stay whatever their size). A layer found
+    /// bytes ([`KEPT_LAYERS`] stay whatever their size). A layer found
     /// unusable is not read again: the same error comes back.
     ///
     /// # Errors
