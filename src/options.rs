@@ -58,8 +58,8 @@ pub struct Options {
     pub tablebase: bool,
     /// Table directories to load (`TablebasePath`), separated as in `PATH`.
     pub tablebase_path: String,
-    /// MiB of win/draw/loss layers each table directory keeps in memory
-    /// for probes inside the search (`TablebaseCache`).
+    /// MiB of decoded win/draw/loss blocks each table directory keeps in
+    /// memory for probes inside the search (`TablebaseCache`).
     pub tablebase_cache_mb: usize,
     /// The engine's own search, or a textbook algorithm to watch.
     pub search_algorithm: Algorithm,
@@ -627,7 +627,7 @@ mod tests {
                 "option name MultiPV type spin default 1 min 1 max 21",
                 "option name Tablebase type check default true",
                 "option name TablebasePath type string default <empty>",
-                "option name TablebaseCache type spin default 512 min 0 max 65536",
+                "option name TablebaseCache type spin default 64 min 0 max 65536",
                 "option name SearchAlgorithm type combo default engine var engine var minimax var alphabeta",
                 "option name Threads type spin default 1 min 1 max 64",
                 "option name UCI_ShowWDL type check default false",

@@ -61,9 +61,11 @@ fn not_a_file(path: &Path) -> Option<String> {
 
 impl Layered {
     /// Opens the tables in `dir`: its manifest is read and every layer file
-    /// it needs must be there, with a header of the manifest's size, rule
-    /// and car limit and of the right length (values are checked against
-    /// their checksum when a layer is first read).
+    /// it needs must be there, a regular file with a header of the
+    /// manifest's size, rule and car limit and of the right length, and is
+    /// kept open (each block is checked against its checksum when read). A
+    /// problem with the distances to the end is not fatal: the tables are
+    /// used without them and the problem is in [`Layered::take_errors`].
     ///
     /// # Errors
     /// What is wrong, naming the directory or the file.
@@ -84,33 +86,17 @@ impl Layered {
             return Err(error);
         }
         let tables = solver::Tables::open(dir).map_err(|e| match e {
-            solver::LayerError::Io(_, ref io) if io.kind() == io::ErrorKind::NotFound => format!(
-                "{} holds no dodgem tables (no manifest: a directory must be one \
+            solver::LayerError::Io(ref path, ref io)
+                if io.kind() == io::ErrorKind::NotFound && path.ends_with(solver::MANIFEST) =>
+            {
+                format!(
+                    "{} holds no dodgem tables (no manifest: a directory must be one \
                  `dodgem solve --out` wrote)",
-                shown(dir)
-            ),
+                    shown(dir)
+                )
+            }
             e => escape(&e.to_string()),
         })?;
-        let (kind, shape) = (tables.kind(), tables.shape());
-        for (a, b) in shape.pairs() {
-            for (black, white) in [(a, b), (b, a)] {
-                let layer = shape.layer(black, white);
-                let path = solver::layer_path(dir, black, white);
-                if let Some(error) = not_a_file(&path) {
-                    return Err(error);
-                }
-                if solver::read_header(dir, kind, &layer)
-                    .map_err(|e| escape(&e.to_string()))?
-                    .is_none()
-                {
-                    return Err(format!(
-                        "{} is incomplete: {} is missing (is the solve finished?)",
-                        shown(dir),
-                        shown(&path)
-                    ));
-                }
-            }
-        }
         Ok(Layered { tables })
     }
 
@@ -198,15 +184,14 @@ impl Layered {
     }
 
     /// [`Layered::probe_end`] for tables held whole in memory (the built-in
-    /// ones): `None` as well for tables read from a directory, so that
-    /// probes inside the search never wait for a lock or a file.
+    /// ones): `None` for tables read from a directory, whose probes inside
+    /// the search read the win/draw/loss alone (one block, cached) rather
+    /// than two blocks a probe.
     pub fn probe_end_built_in(&self, position: &Position) -> Option<Dtz> {
         if self.dir().is_some() {
             return None;
         }
-        self.tables
-            .probe_metric_in_memory(Metric::Dte, position)
-            .flatten()
+        self.probe_end(position)
     }
 
     /// The value the move `mv` of `position` gives the side to move with
@@ -222,43 +207,12 @@ impl Layered {
         Some(self.probe_end(&child)?.through(false))
     }
 
-    /// [`Layered::end_after`] without reading a file: `None` as well when
-    /// the layer it needs is not in memory.
-    pub fn end_after_in_memory(&self, position: &Position, mv: Move) -> Option<Dtz> {
-        self.end_after_reading(position, mv, 0)
-    }
-
-    /// [`Layered::end_after_in_memory`], reading the file of a layer of at
-    /// most `max_slots` slots that is not in memory.
-    fn end_after_reading(&self, position: &Position, mv: Move, max_slots: u64) -> Option<Dtz> {
-        let side = position.side_to_move();
-        let child = position.play(mv);
-        if child.cars(side) == 0 {
-            return Some(Dtz::Win(1));
-        }
-        let end = self
-            .tables
-            .probe_metric_reading(Metric::Dte, &child, max_slots)??;
-        Some(end.through(false))
-    }
-
     /// Every legal move of a covered `position` with the value it gives
     /// the side to move and its plies to the end of the game, best first
     /// (the quickest win, the slowest loss; ties in move-generation
-    /// order), without reading a layer file: `None` when a move's distance
-    /// to the end is not in memory (or the tables have none), empty when
-    /// `position` is not covered.
-    pub fn rank_ends_in_memory(&self, position: &Position) -> Option<Vec<(Move, Dtz)>> {
-        self.rank_ends_reading(position, 0)
-    }
-
-    /// [`Layered::rank_ends_in_memory`], reading the files of layers of at
-    /// most `max_slots` slots that are not in memory.
-    pub fn rank_ends_reading(
-        &self,
-        position: &Position,
-        max_slots: u64,
-    ) -> Option<Vec<(Move, Dtz)>> {
+    /// order): `None` when a move's distance to the end cannot be read
+    /// (or the tables have none), empty when `position` is not covered.
+    pub fn rank_ends(&self, position: &Position) -> Option<Vec<(Move, Dtz)>> {
         let side = position.side_to_move();
         if position.cars(side) == 0 || position.cars(side.other()) == 0 {
             return Some(Vec::new());
@@ -267,26 +221,15 @@ impl Layered {
             .legal_moves()
             .as_slice()
             .iter()
-            .map(|&mv| Some((mv, self.end_after_reading(position, mv, max_slots)?)))
+            .map(|&mv| Some((mv, self.end_after(position, mv)?)))
             .collect::<Option<Vec<_>>>()?;
         ranked.sort_by_key(|&(_, value)| std::cmp::Reverse(value.preference()));
         Some(ranked)
     }
 
-    /// Whether every move of `position` has its distance to the end in
-    /// memory, or the tables have none to read.
-    pub fn ends_in_memory(&self, position: &Position) -> bool {
-        !self.has_dte()
-            || position
-                .legal_moves()
-                .as_slice()
-                .iter()
-                .all(|&mv| self.end_after_in_memory(position, mv).is_some())
-    }
-
     /// Win, draw or loss of `position` for probes inside the search: `None`
-    /// when not covered or its layer is not in memory (it is then read, at
-    /// once or in the background; see [`solver::Tables::probe_wdl`]).
+    /// when not covered or its block cannot be read (see
+    /// [`solver::Tables::probe_wdl`]).
     pub fn probe_wdl(&self, reader: &mut WdlReader, position: &Position) -> Option<Wdl> {
         self.tables.probe_wdl(reader, position)
     }
@@ -306,30 +249,6 @@ impl Layered {
     /// when `position` is not covered or a value cannot be read.
     pub fn rank_moves(&self, position: &Position) -> Vec<(Move, Dtz)> {
         self.rank_with(position, |child| self.probe(child))
-    }
-
-    /// [`Layered::rank_moves`] without reading a layer file: `None` when a
-    /// move leads into a layer not in memory.
-    pub fn rank_moves_in_memory(&self, position: &Position) -> Option<Vec<(Move, Dtz)>> {
-        self.rank_moves_reading(position, 0)
-    }
-
-    /// [`Layered::rank_moves_in_memory`], reading the files of layers of
-    /// at most `max_slots` slots that are not in memory.
-    pub fn rank_moves_reading(
-        &self,
-        position: &Position,
-        max_slots: u64,
-    ) -> Option<Vec<(Move, Dtz)>> {
-        let mut missing = false;
-        let ranked = self.rank_with(position, |child| {
-            let value = self
-                .tables
-                .probe_metric_reading(Metric::Dtz, child, max_slots);
-            missing |= value.is_none();
-            value.flatten()
-        });
-        (!missing).then_some(ranked)
     }
 
     /// Ranks the moves of `position` by the values `probe` gives their
@@ -456,6 +375,8 @@ pub fn load_path_list(list: &str) -> Loaded {
         match Layered::open(&path) {
             Ok(layered) => {
                 loaded.descriptions.push(layered.describe());
+                // What was wrong with its distances to the end, if anything.
+                loaded.errors.extend(layered.take_errors());
                 loaded.layered.push(Arc::new(layered));
             }
             Err(error) => loaded.errors.push(error),

@@ -308,7 +308,7 @@ fn the_verifier_checks_the_distances_to_the_end_and_finds_a_wrong_one() {
         };
         bytes[won as usize] = bytes[won as usize].wrapping_add_signed(2 * plies);
         let changed = solver::Values::Narrow(bytes);
-        solver::write_values(&dir, kind, Metric::Dte, &layer, &changed, tally).unwrap();
+        solver::write_metric(&dir, kind, Metric::Dte, &layer, &changed, tally).unwrap();
     };
     lengthen(1);
     let verified = solver::verify(&dir, 2, None, &|_, _| {}).unwrap();

@@ -11,6 +11,7 @@ mod common;
 mod clock;
 mod dte;
 mod engine;
+mod format;
 mod fuzz_http;
 mod fuzz_protocol;
 mod fuzz_tables;

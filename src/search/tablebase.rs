@@ -190,11 +190,11 @@ pub(super) fn end_score(value: Dtz, ply: usize) -> Option<i32> {
 
 /// Internal score of the root move `mv` whose table value is `value` (a
 /// draw where the move repeats a position): the mate score of its
-/// distance to the end where the tables have it in memory
-/// ([`end_score`]), else [`layered_score`] of its distance to progress.
+/// distance to the end where the tables have it ([`end_score`]), else
+/// [`layered_score`] of its distance to progress.
 pub(super) fn move_score(layered: &Layered, root: &Position, mv: Move, value: Dtz) -> i32 {
     layered
-        .end_after_in_memory(root, mv)
+        .end_after(root, mv)
         .filter(|end| value != Dtz::Draw && end.wdl() == value.wdl())
         .and_then(|end| end_score(end, 0))
         .unwrap_or_else(|| layered_score(value))
@@ -219,9 +219,6 @@ pub(super) fn probe_root(
 ) -> Option<RootProbe> {
     let started = Instant::now();
     let root = request.position;
-    if !read_root_layers(layered, &root, stop) {
-        return None;
-    }
     let searchmoves = &request.limits.searchmoves;
     let all = layered.rank_moves(&root);
     let mut probes = all.len() as u64;
@@ -249,7 +246,7 @@ pub(super) fn probe_root(
         .map(|&(mv, value)| match value {
             Dtz::Draw => Some(Dtz::Draw),
             _ => layered
-                .end_after_in_memory(&root, mv)
+                .end_after(&root, mv)
                 .filter(|end| end.wdl() == value.wdl()),
         })
         .collect();
@@ -267,8 +264,7 @@ pub(super) fn probe_root(
         let moves = super::traps::prefer(request, layered, moves, &mut probes);
         return Some(RootProbe::Drawn { moves, probes });
     }
-    // The lines read the small layers they need while the move's time
-    // allows.
+    // The lines go on while the move's time allows.
     let reads_until = request.budget().map(|budget| started + budget.soft);
     let mut lines = Vec::new();
     for (index, &(mv, value)) in ranked
@@ -290,57 +286,14 @@ pub(super) fn probe_root(
     Some(decided(lines, probes, started, best))
 }
 
-/// Brings the layers the moves of `root` lead into (and their distances
-/// to the end, where the tables have them) into memory: at once
-/// when they are there already, otherwise on a thread of its own (a
-/// 6 x 6 layer is up to 2 GB, seconds to read) while this one watches
-/// `stop` every few milliseconds. `false` when `stop` came first: the
-/// search then answers at once without the tables, and the read goes on
-/// to leave its layers in the cache for the next search.
-fn read_root_layers(layered: &Arc<Layered>, root: &Position, stop: &AtomicBool) -> bool {
-    if layered.rank_moves_in_memory(root).is_some() && layered.ends_in_memory(root) {
-        return true;
-    }
-    let (done, finished) = crossbeam_channel::bounded(1);
-    let (table, position) = (Arc::clone(layered), *root);
-    let read = |table: &Layered, position: &Position| {
-        table.rank_moves(position);
-        for &mv in position.legal_moves().as_slice() {
-            table.end_after(position, mv);
-        }
-    };
-    let spawned = std::thread::Builder::new()
-        .name("table reader".into())
-        .spawn(move || {
-            read(&table, &position);
-            let _ = done.send(());
-        });
-    if spawned.is_err() {
-        // No thread to spare: read here.
-        read(layered, root);
-        return true;
-    }
-    while !stop.load(Ordering::Relaxed) {
-        match finished.recv_timeout(STOP_POLL) {
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-            _ => return true,
-        }
-    }
-    false
-}
-
-/// How often a search waiting for a table read looks at `stop`.
-const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(2);
-
 /// The line of best play by layered tables from `position` (the winner
 /// hurrying to the end, the loser delaying it, where the tables know the
 /// distance to the end; else the winner making progress or nearing it,
 /// the loser delaying) until the game ends,
 /// the position is drawn, `stop` is set, [`MAX_PLY`] moves are made (a
-/// damaged table cannot make it endless) or the next move would need a
-/// layer not in memory that it may not read. The line is for show: it
-/// reads layers of up to [`LINE_READ_SLOTS`] (milliseconds each) until
-/// `reads_until`, if given, and never waits seconds for a large one.
+/// damaged table cannot make it endless), a value cannot be read, or
+/// `reads_until` (if given) has passed: the line is for show, and each
+/// move of it reads a block or two a legal move.
 fn layered_line(
     layered: &Layered,
     mut position: Position,
@@ -350,14 +303,12 @@ fn layered_line(
 ) -> Vec<Move> {
     let mut line = Vec::new();
     while !stop.load(Ordering::Relaxed) && line.len() < MAX_PLY {
-        let reads = reads_until.is_none_or(|until| Instant::now() < until);
-        let max_slots = if reads { LINE_READ_SLOTS } else { 0 };
-        let ranked = layered
-            .rank_ends_reading(&position, max_slots)
-            .or_else(|| layered.rank_moves_reading(&position, max_slots));
-        let Some(ranked) = ranked else {
+        if reads_until.is_some_and(|until| Instant::now() >= until) {
             break;
-        };
+        }
+        let ranked = layered
+            .rank_ends(&position)
+            .unwrap_or_else(|| layered.rank_moves(&position));
         *probes += ranked.len() as u64;
         match ranked.first() {
             Some(&(mv, Dtz::Win(_) | Dtz::Loss(_))) => {
@@ -369,11 +320,6 @@ fn layered_line(
     }
     line
 }
-
-/// Largest layer (in slots) the line of best play reads from a file:
-/// every 5 x 5 layer (4,030,000 slots at most), none of 6 x 6's middle
-/// ones (up to 2e9 slots, seconds each).
-const LINE_READ_SLOTS: u64 = 1 << 24;
 
 #[cfg(test)]
 mod tests {
@@ -397,25 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stopped_search_does_not_wait_for_the_root_layers() {
-        let dir = crate::solver::solve_4x4_in_temp("root-read", Rules::Textbook);
-        let table = Arc::new(Layered::open(&dir).unwrap());
-        let root = Position::start(4);
-        assert!(table.rank_moves_in_memory(&root).is_none());
-        // Stopped: no answer from the tables, and no wait for them.
-        assert!(!read_root_layers(&table, &root, &AtomicBool::new(true)));
-        // The read went on and left the layers in memory.
-        let started = Instant::now();
-        while table.rank_moves_in_memory(&root).is_none() {
-            assert!(started.elapsed().as_secs() < 60, "the layers never came");
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        assert!(read_root_layers(&table, &root, &AtomicBool::new(true)));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_line_reads_small_layers_only_while_the_move_has_time() {
+    fn the_line_goes_on_only_while_the_move_has_time() {
         let dir = crate::solver::solve_4x4_in_temp("line-read", Rules::Classic);
         let table = Layered::open(&dir).unwrap();
         // White wins the 4 x 4 classic game after a2a1.
@@ -425,17 +353,17 @@ mod tests {
             let stop = AtomicBool::new(false);
             layered_line(&table, root, &mut 0, &stop, reads_until)
         };
-        // Out of time, and nothing in memory: no line.
+        // Out of time: no line.
         assert!(line(Some(Instant::now())).is_empty());
-        // With time, it reads the layers it needs: the whole game.
+        // With time, the whole game.
         let whole = line(None);
         let end = whole.iter().fold(root, |position, &mv| position.play(mv));
         assert_eq!(
             end.outcome(Rules::Classic).and_then(|o| o.winner()),
             Some(crate::board::Color::White)
         );
-        // Those layers are in memory now, so no time is needed to read them.
-        assert_eq!(line(Some(Instant::now())), whole);
+        let far = Instant::now() + std::time::Duration::from_secs(3600);
+        assert_eq!(line(Some(far)), whole);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -13,9 +13,9 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
+use super::format::{Kind, LayerError, write_durably_with};
 use super::layers::Shape;
 use super::reach::{Census, ReachCounts};
-use super::store::{Kind, LayerError, write_durably_with};
 
 /// What a checkpoint holds: the walk stopped before closing `total`.
 pub struct Saved<M> {

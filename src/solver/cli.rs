@@ -9,10 +9,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::default_threads;
+use super::format::{Kind, Metric, read_header, read_values};
 use super::layered::{self, PairDone, Plan};
 use super::playout::PlayoutPlan;
 use super::reach;
-use super::store::{Dtz, Kind, Metric, Tables, Tally, read_header, read_values};
+use super::store::Tables;
+use super::value::{Dtz, Tally};
 use crate::board::{Color, Position, Rules};
 use crate::notation;
 
@@ -21,7 +23,7 @@ use crate::notation;
 pub struct SolveArgs {
     /// Board size (3 to 8; whole boards up to 6, larger ones with
     /// --max-cars).
-    #[arg(long, required_unless_present_any = ["verify", "playout", "reach", "dte"])]
+    #[arg(long, required_unless_present_any = ["verify", "playout", "reach", "dte", "convert"])]
     pub size: Option<usize>,
     /// Rule for a blocked side to move: textbook (it loses) or classic
     /// (it wins).
@@ -45,6 +47,13 @@ pub struct SolveArgs {
     /// started again). `--out` does this as its last step.
     #[arg(long, conflicts_with_all = ["size", "out", "verify", "playout", "reach"])]
     pub dte: Option<PathBuf>,
+    /// Convert a directory of tables in the old format (each layer one
+    /// compressed frame, read whole) into the current one, probed in place:
+    /// `--convert OLD NEW`. Every value is read back and compared with the
+    /// old one; a run killed part-way continues when started again.
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"],
+          conflicts_with_all = ["size", "out", "verify", "playout", "reach", "dte"])]
+    pub convert: Option<Vec<PathBuf>>,
     /// Check a directory of layer files: re-derive every stored value from
     /// its successors' stored values (the distances to the end too, where
     /// the `.dte` files are there).
@@ -98,6 +107,9 @@ impl SolveArgs {
 
 fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    if let Some(dirs) = &args.convert {
+        return convert(&dirs[0], &dirs[1], threads, args.quiet);
+    }
     if let Some(dir) = &args.verify {
         return verify(dir, threads, args.journal.as_deref(), args.quiet);
     }
@@ -149,6 +161,51 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         .stop_after_layers
         .map(|limit| limit.saturating_sub(outcome.layers_written));
     dte_pass(out, threads, left, args.quiet)
+}
+
+/// `dodgem solve --convert OLD NEW`: the conversion with a line a file
+/// and a summary.
+fn convert(
+    old: &Path,
+    new: &Path,
+    threads: usize,
+    quiet: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let on_file = |done: &super::Converted| {
+        if quiet || done.skipped {
+            return;
+        }
+        eprintln!(
+            "converted layer {:03}-{:03} {:?}: {} slots, {} -> {} | elapsed {:.0} s, rss {}",
+            done.layer.0,
+            done.layer.1,
+            done.metric,
+            done.slots,
+            mib(done.old_bytes),
+            mib(done.new_bytes),
+            started.elapsed().as_secs_f64(),
+            resident_memory().unwrap_or_default(),
+        );
+    };
+    let done = super::convert(old, new, threads, &on_file)?;
+    println!(
+        "converted {} layers{} from {} to {}: {} positions compared value for value, all equal; {} -> {} ({:.1} s, peak memory {})",
+        done.layers,
+        if done.with_dte {
+            " with their distances to the end"
+        } else {
+            ""
+        },
+        old.display(),
+        new.display(),
+        done.positions,
+        mib(done.old_bytes),
+        mib(done.new_bytes),
+        started.elapsed().as_secs_f64(),
+        peak_memory().unwrap_or_else(|| "unknown".into()),
+    );
+    Ok(())
 }
 
 /// `dodgem solve --dte DIR` (and the last step of `--out`): the distances

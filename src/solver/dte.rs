@@ -35,7 +35,7 @@ use std::sync::{Mutex, OnceLock};
 
 use super::layers::{Layer, Shape};
 use super::retro::{Solved, units};
-use super::store::{Dtz, Tally, Values, Wdl, WdlBits};
+use super::value::{Dtz, Tally, Values, Wdl, WdlBits};
 use super::{SolveError, parallel};
 
 /// A slot's state while a pair is solved, two bytes: the distance (a
@@ -386,7 +386,7 @@ fn tell(slot: &AtomicU16, child_won: bool, distance: u16) -> Result<Option<u16>,
 fn finish(states: Vec<AtomicU16>, layer: &Layer) -> Result<Solved, SolveError> {
     let mut tally = Tally::default();
     let mut codes = Vec::with_capacity(states.len());
-    let mut previous = super::store::encode(Dtz::Draw);
+    let mut previous = super::value::encode(Dtz::Draw);
     for (slot, state) in states.into_iter().enumerate() {
         let state = state.into_inner();
         let value = if state & NO_POSITION == NO_POSITION {
@@ -406,7 +406,7 @@ fn finish(states: Vec<AtomicU16>, layer: &Layer) -> Result<Solved, SolveError> {
             Dtz::Loss(u32::from(state & DISTANCE))
         };
         tally.add(value);
-        previous = super::store::encode(value);
+        previous = super::value::encode(value);
         codes.push(previous);
     }
     Ok(Solved {

@@ -12,11 +12,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::dte::{self, DteSide};
+use super::format::{self, Kind, LayerError, Metric, read_header, read_wdl};
 use super::layers::{Block, Child, Layer, Shape};
 use super::retro::{Side, Solved, solve_pair};
-use super::store::{
-    self, Dtz, Kind, LayerError, Metric, Tally, Values, WdlBits, decode, read_header, read_layer,
-};
+use super::value::{Dtz, Tally, Values, WdlBits, decode};
 use super::{SolveError, parallel};
 use crate::board::Rules;
 
@@ -176,7 +175,7 @@ fn ahead_of(shape: &Shape, layer: &Layer) -> Option<Layer> {
 /// An unusable directory, a damaged file, a write failure.
 pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome, LayeredError> {
     let shape = shape_of(plan.kind)?;
-    store::prepare_dir(&plan.dir, plan.kind)?;
+    format::prepare_dir(&plan.dir, plan.kind)?;
     each_pair(
         &pair_layers(&shape),
         &plan.dir,
@@ -217,7 +216,7 @@ fn each_pair(
         let mut report = PairDone::starting(layers, done + 1, pairs.len());
         let headers = layers
             .iter()
-            .map(|layer| store::read_values_header(dir, kind, metric, layer))
+            .map(|layer| format::read_values_header(dir, kind, metric, layer))
             .collect::<Result<Vec<_>, _>>()?;
         if headers.iter().all(Option::is_some) {
             for (header, layer) in headers.iter().flatten().zip(layers) {
@@ -257,7 +256,7 @@ fn solve_one_pair(
         plan.threads,
         plan.two_bytes,
         layers,
-        &|layer| Ok(read_layer(&plan.dir, plan.kind, layer)?.0),
+        &|layer| read_wdl(&plan.dir, plan.kind, layer),
         phases,
     )?;
     let solving = started.elapsed().as_secs_f64();
@@ -268,14 +267,20 @@ fn solve_one_pair(
             .zip(layers)
             .map(|(solved, layer)| {
                 scope.spawn(move || {
-                    store::write_layer(&plan.dir, plan.kind, layer, &solved.values, solved.tally)
-                        .map(|bytes| (solved.tally, bytes))
-                        .map_err(|e| {
-                            LayeredError::Io(
-                                store::layer_path(&plan.dir, layer.black, layer.white),
-                                e,
-                            )
-                        })
+                    format::write_values(
+                        &plan.dir,
+                        plan.kind,
+                        shape,
+                        Metric::Dtz,
+                        layer,
+                        &solved.values,
+                        solved.tally,
+                        1,
+                    )
+                    .map(|bytes| (solved.tally, bytes))
+                    .map_err(|e| {
+                        LayeredError::Io(format::layer_path(&plan.dir, layer.black, layer.white), e)
+                    })
                 })
             })
             .collect();
@@ -297,7 +302,7 @@ fn solve_pair_from(
     threads: usize,
     two_bytes: bool,
     layers: &[Layer],
-    read: &(dyn Fn(&Layer) -> Result<Values, LayerError> + Sync),
+    read: &(dyn Fn(&Layer) -> Result<WdlBits, LayerError> + Sync),
     phases: &mut [f64; 3],
 ) -> Result<Vec<Solved>, LayeredError> {
     let started = Instant::now();
@@ -307,10 +312,7 @@ fn solve_pair_from(
             .iter()
             .map(|layer| {
                 scope.spawn(move || -> Result<Option<WdlBits>, LayerError> {
-                    layer
-                        .as_ref()
-                        .map(|layer| Ok(WdlBits::from_values(&read(layer)?)))
-                        .transpose()
+                    layer.as_ref().map(read).transpose()
                 })
             })
             .collect();
@@ -347,10 +349,11 @@ pub fn solve_in_memory(
     let mut solved: HashMap<(u32, u32), Values> = HashMap::new();
     for layers in pair_layers(&shape) {
         let read = |layer: &Layer| {
-            Ok(solved
-                .get(&(layer.black, layer.white))
-                .expect("the layers ahead are solved first")
-                .clone())
+            Ok(WdlBits::from_values(
+                solved
+                    .get(&(layer.black, layer.white))
+                    .expect("the layers ahead are solved first"),
+            ))
         };
         let pair = solve_pair_from(
             &shape,
@@ -451,16 +454,16 @@ pub fn add_dte(
     stop_after_layers: Option<u64>,
     progress: &mut dyn FnMut(&PairDone),
 ) -> Result<Outcome, LayeredError> {
-    let kind = store::read_kind(dir)?;
+    let kind = format::read_kind(dir)?;
     let shape = shape_of(kind)?;
-    store::prepare_dir(dir, kind)?;
+    format::prepare_dir(dir, kind)?;
     let pairs = pair_layers(&shape);
     for layer in pairs.iter().flatten() {
         if read_header(dir, kind, layer)?.is_none() {
             return Err(LayeredError::Layer(LayerError::Unusable(format!(
                 "{} is not solved yet ({} is missing): finish the solve first",
                 dir.display(),
-                store::layer_path(dir, layer.black, layer.white).display()
+                format::layer_path(dir, layer.black, layer.white).display()
             ))));
         }
     }
@@ -474,26 +477,28 @@ pub fn add_dte(
         |layers, phases| {
             let own = layers
                 .iter()
-                .map(|layer| WdlBits::read(dir, kind, layer))
+                .map(|layer| read_wdl(dir, kind, layer))
                 .collect::<Result<Vec<_>, LayerError>>()?;
             let solved = dte_pair_from(
                 &shape,
                 threads,
                 layers,
                 own,
-                &|layer| Ok(store::read_values(dir, kind, Metric::Dte, layer)?.0),
+                &|layer| Ok(format::read_values(dir, kind, Metric::Dte, layer)?.0),
                 phases,
             )?;
             let writing = Instant::now();
             let mut written = Vec::new();
             for (solved, layer) in solved.iter().zip(layers) {
-                let bytes = store::write_values(
+                let bytes = format::write_values(
                     dir,
                     kind,
+                    &shape,
                     Metric::Dte,
                     layer,
                     &solved.values,
                     solved.tally,
+                    threads,
                 )
                 .map_err(|e| {
                     LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e)
@@ -535,7 +540,7 @@ pub fn verify(
     journal: Option<&Path>,
     progress: &dyn Fn(u64, u64),
 ) -> Result<Verified, LayeredError> {
-    let kind = store::read_kind(dir)?;
+    let kind = format::read_kind(dir)?;
     let shape = shape_of(kind)?;
     let pairs = pair_layers(&shape);
     let mut verified = Verified::default();
@@ -550,7 +555,7 @@ pub fn verify(
     for layers in &pairs {
         let mut all = true;
         for layer in layers {
-            all &= store::read_values_header(dir, kind, Metric::Dte, layer)?.is_some();
+            all &= format::read_values_header(dir, kind, Metric::Dte, layer)?.is_some();
         }
         with_dte.push(all);
     }
@@ -645,7 +650,7 @@ fn check_pair(
     threads: usize,
 ) -> Result<(Verified, Vec<Values>), LayeredError> {
     let read_as = |metric: Metric| {
-        move |layer: &Layer| store::read_values(dir, kind, metric, layer).map(|(v, _)| v)
+        move |layer: &Layer| format::read_values(dir, kind, metric, layer).map(|(v, _)| v)
     };
     let read = read_as(metric);
     let values = layers.iter().map(read).collect::<Result<Vec<_>, _>>()?;
@@ -846,22 +851,17 @@ impl Checker<'_> {
                 for wi in whites.clone() {
                     let white = white_sets[wi as usize];
                     let slot = block.slot(bi, wi);
+                    // A slot that is no position holds whatever coded
+                    // shortest.
+                    if black & white != 0 {
+                        continue;
+                    }
                     let stored = self.values.code(slot);
-                    let position = black & white == 0;
-                    let expected = if position {
-                        found.positions += 1;
-                        store::encode(self.derive(block, bi, black, white, wi))
-                    } else {
-                        // A slot that is no position repeats the byte before it.
-                        match slot {
-                            0 => store::encode(Dtz::Draw),
-                            slot => self.values.code(slot - 1),
-                        }
-                    };
-                    let other_result = position
-                        && self.progress.is_some_and(|progress| {
-                            progress.get(slot).wdl() != decode(stored).wdl()
-                        });
+                    found.positions += 1;
+                    let expected = super::value::encode(self.derive(block, bi, black, white, wi));
+                    let other_result = self
+                        .progress
+                        .is_some_and(|progress| progress.get(slot).wdl() != decode(stored).wdl());
                     if stored != expected || other_result {
                         found.mismatches += 1;
                         if found.examples.len() < 10 {

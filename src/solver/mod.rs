@@ -21,29 +21,37 @@
 mod cache;
 mod checkpoint;
 pub mod cli;
+mod codec;
 mod dte;
+mod format;
 mod layered;
 mod layers;
+mod legacy;
 mod playout;
 pub mod reach;
 mod retro;
 mod store;
+mod value;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub use cache::{DEFAULT_WDL_MB, VALUE_BUDGET, WdlReader, set_wdl_budget, wdl_budget};
+pub use cache::{DEFAULT_WDL_MB, WdlReader, set_wdl_budget, wdl_budget};
 pub use dte::MAX_DTE;
+pub use format::{
+    BLOCK_SLOTS, CONVERT_HINT, Content, Header, Kind, LayerError, LayerFile, MANIFEST, Metric,
+    VERSION, layer_path, read_header, read_kind, read_layer, read_manifest, read_values,
+    read_values_header, write_layer, write_metric,
+};
+pub use format::{positions_of, prepare_dir, write_file};
 pub use layered::{
     LayeredError, Outcome, PairDone, Plan, Verified, add_dte, dte_in_memory, shape_of,
     solve as solve_layers, solve_in_memory, verify,
 };
 pub use layers::{Block, Child, Layer, Shape};
+pub use legacy::{Conversion, Converted, convert, read_values as read_old_values};
 pub use playout::{PlayoutPlan, Playouts, playout};
-pub use store::{
-    Dtz, Header, Kind, LayerError, MANIFEST, Metric, Tables, Tally, Values, Wdl, layer_path,
-    read_header, read_layer, read_values, read_values_header, stream_layer, write_layer,
-    write_values,
-};
+pub use store::Tables;
+pub use value::{Dtz, Tally, Values, Wdl, WdlBits, decode, encode};
 
 /// Why a solve could not be done.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,7 +20,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::store::{Dtz, read_header};
+use super::format::read_header;
+use super::value::Dtz;
 use crate::board::{self, Color, Outcome, Position};
 use crate::game::Game;
 use crate::notation::{format_move, format_position};

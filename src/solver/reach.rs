@@ -33,8 +33,10 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::checkpoint;
+use super::format::{Kind, LayerError};
 use super::layers::{Block, Child, Layer, Shape};
-use super::store::{Dtz, Kind, LayerError, Tables, Values};
+use super::store::Tables;
+use super::value::{Dtz, Values};
 use crate::board::{self, Color, Position};
 
 /// Rows of a block a tile of the closure holds (with all its columns).

@@ -29,7 +29,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
 
 use super::layers::{Layer, Mover, Parents, Shape};
-use super::store::{Dtz, Tally, Values, Wdl, WdlBits, encode};
+use super::value::{Dtz, Tally, Values, Wdl, WdlBits, encode};
 use super::{SolveError, parallel};
 use crate::board::Rules;
 

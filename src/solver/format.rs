@@ -1,0 +1,1436 @@
+//! Table files (format version 2): a directory's manifest, and one file a
+//! layer for each of its win/draw/loss (`.wdl`), distance to progress
+//! (`.dtz`) and distance to the end (`.dte`), each probed in place a block
+//! at a time ([`LayerFile`]) or written whole ([`write_file`]).
+//!
+//! # Layer file
+//! All integers little-endian.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..8 | magic `DODGEMLT` |
+//! | 8..12 | format version, 2 |
+//! | 12 | board size |
+//! | 13 | rules: 0 `textbook`, 1 `classic` |
+//! | 14 | most cars a side on the board |
+//! | 15 | what the file holds: 0 distances to progress, 1 distances to the end, 2 win/draw/loss |
+//! | 16..18, 18..20 | the layer: Black's progress, White's progress |
+//! | 20 | log2 of the slots a block holds |
+//! | 21..24 | zero |
+//! | 24..32 | slots (positions and non-positions of the layer's index) |
+//! | 32..40, 40..48, 48..56 | wins, draws, losses (Black to move) |
+//! | 56..60 | longest distance (of the file's metric; the `.wdl` file repeats the `.dtz` file's) |
+//! | 60..64 | values: 3 in a `.wdl` file, the longest distance + 1 in the others |
+//! | 64..72 | bytes of block data |
+//! | 72..76 | CRC-32 of bytes 8..72 and of the code lengths |
+//! | 76..80 | zero |
+//! | 80.. | code lengths: a byte for each symbol, values x classes of them (see [`codec`]) |
+//! | then | the block index: for each block the end of its data (8 bytes, from the data's start) and its CRC-32 (4 bytes) |
+//! | then | the blocks' data |
+//!
+//! A `.wdl` file stores 0 draw, 1 win, 2 loss; a distance file the
+//! distance of each won or lost position, and anything for a draw. A
+//! slot that is no position (a black and a white car on one square) holds
+//! whatever codes shortest, in every file.
+
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use super::codec::{self, BadBlock, Code};
+use super::layers::{Layer, Shape};
+use super::parallel;
+use super::value::{Dtz, Tally, Values, Wdl, WdlBits, decode};
+use crate::board::Rules;
+
+const MAGIC: &[u8; 8] = b"DODGEMLT";
+/// The format written and read.
+pub const VERSION: u32 = 2;
+/// The format before blocks: one compressed frame a layer, read whole.
+const OLD_VERSION: u32 = 1;
+const HEADER_LEN: u64 = 80;
+const INDEX_ENTRY: u64 = 12;
+/// The manifest's name in a table directory.
+pub const MANIFEST: &str = "dodgem-tables.txt";
+/// Slots a block holds, by default: the smallest total at a probe cost of
+/// a few microseconds (measured in docs/tables.md).
+pub const BLOCK_SLOTS: u64 = 1 << 14;
+/// Block sizes a file may have.
+const BLOCK_BITS: std::ops::RangeInclusive<u8> = 6..=24;
+
+/// Why a table directory or layer file cannot be used.
+#[derive(Debug)]
+pub enum LayerError {
+    Io(PathBuf, io::Error),
+    NotALayerFile(PathBuf),
+    Version(PathBuf, u32),
+    /// The file or directory is for another board, rule, car limit or
+    /// layer than asked for.
+    Foreign(PathBuf, String),
+    Truncated(PathBuf),
+    Checksum(PathBuf),
+    Corrupt(PathBuf, String),
+    /// The directory has no manifest or a bad one.
+    Manifest(PathBuf, String),
+    /// A directory or file of the old format: what it is.
+    OldFormat(PathBuf),
+    /// A layer found unusable earlier: why.
+    Unusable(String),
+}
+
+/// What the message about an old directory tells its owner to do.
+pub const CONVERT_HINT: &str = "convert it once with `dodgem solve --convert OLD NEW` \
+     (value for value, no new solve)";
+
+impl fmt::Display for LayerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayerError::Io(path, error) => write!(f, "cannot use {}: {error}", path.display()),
+            LayerError::NotALayerFile(path) => {
+                write!(f, "{} is not a dodgem layer file", path.display())
+            }
+            LayerError::Version(path, version) => write!(
+                f,
+                "{} has layer format version {version}; this program reads version {VERSION}",
+                path.display()
+            ),
+            LayerError::Foreign(path, why) => write!(f, "{} {why}", path.display()),
+            LayerError::Truncated(path) => {
+                write!(f, "{} is truncated or padded", path.display())
+            }
+            LayerError::Checksum(path) => write!(
+                f,
+                "{} fails its checksum (the file is damaged)",
+                path.display()
+            ),
+            LayerError::Corrupt(path, why) => {
+                write!(f, "{} is damaged: {why}", path.display())
+            }
+            LayerError::Manifest(path, why) => write!(f, "{}: {why}", path.display()),
+            LayerError::OldFormat(path) => write!(
+                f,
+                "{} holds tables in the old format (version 1: each layer one compressed \
+                 frame, read whole); {CONVERT_HINT}",
+                path.display()
+            ),
+            LayerError::Unusable(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+impl std::error::Error for LayerError {}
+
+/// What a table directory holds: a board size, a rule and a car limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind {
+    pub size: usize,
+    pub rules: Rules,
+    pub max_cars: u32,
+}
+
+/// What a manifest says: the kind, and the format version.
+struct Manifest {
+    kind: Kind,
+    version: u32,
+}
+
+impl Kind {
+    /// The manifest of a directory of this kind in `version`'s format.
+    pub fn manifest(&self, version: u32) -> String {
+        let format = match version {
+            OLD_VERSION => String::new(),
+            v => format!("format {v}\n"),
+        };
+        format!(
+            "dodgem layered tables\n{format}size {}\nrules {}\nmax-cars {}\n",
+            self.size,
+            self.rules.name(),
+            self.max_cars
+        )
+    }
+
+    fn parse(text: &str) -> Option<Manifest> {
+        let mut lines = text.lines().peekable();
+        if lines.next()? != "dodgem layered tables" {
+            return None;
+        }
+        let mut version = OLD_VERSION;
+        if let Some(v) = lines.peek().and_then(|l| l.strip_prefix("format ")) {
+            version = v.parse().ok()?;
+            lines.next();
+        }
+        let mut field = |name: &str| {
+            let line = lines.next()?;
+            line.strip_prefix(name)?
+                .strip_prefix(' ')
+                .map(str::to_string)
+        };
+        let size = field("size")?.parse().ok()?;
+        let rules = Rules::from_name(&field("rules")?)?;
+        let max_cars = field("max-cars")?.parse().ok()?;
+        Some(Manifest {
+            kind: Kind {
+                size,
+                rules,
+                max_cars,
+            },
+            version,
+        })
+    }
+
+    fn rules_code(&self) -> u8 {
+        match self.rules {
+            Rules::Textbook => 0,
+            Rules::Classic => 1,
+        }
+    }
+}
+
+/// What the distances of a layer file count: plies to the next progress
+/// move of best play (every layer has it), or plies to the end of the game
+/// under best play, the winner hurrying, the loser delaying (derived from
+/// the first, see [`super::dte`]). Both are read as [`Dtz`] values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Metric {
+    Dtz,
+    Dte,
+}
+
+/// What one layer file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Content {
+    /// Win, draw or loss.
+    Wdl,
+    /// The distances of a metric.
+    Distance(Metric),
+}
+
+impl Content {
+    /// The file of layer `(black, white)` in `dir`.
+    pub fn path(self, dir: &Path, black: u32, white: u32) -> PathBuf {
+        dir.join(format!("layer-{black:03}-{white:03}.{}", self.extension()))
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Content::Wdl => "wdl",
+            Content::Distance(Metric::Dtz) => "dtz",
+            Content::Distance(Metric::Dte) => "dte",
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Content::Distance(Metric::Dtz) => 0,
+            Content::Distance(Metric::Dte) => 1,
+            Content::Wdl => 2,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Content> {
+        Some(match code {
+            0 => Content::Distance(Metric::Dtz),
+            1 => Content::Distance(Metric::Dte),
+            2 => Content::Wdl,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Content::Wdl => "win/draw/loss",
+            Content::Distance(Metric::Dtz) => "distances to progress",
+            Content::Distance(Metric::Dte) => "distances to the end",
+        }
+    }
+}
+
+impl Metric {
+    /// The file of layer `(black, white)`'s distances in `dir`.
+    pub fn path(self, dir: &Path, black: u32, white: u32) -> PathBuf {
+        Content::Distance(self).path(dir, black, white)
+    }
+}
+
+/// The distance-to-progress file of layer `(black, white)` in `dir`.
+pub fn layer_path(dir: &Path, black: u32, white: u32) -> PathBuf {
+    Metric::Dtz.path(dir, black, white)
+}
+
+/// Prepares `dir` for tables of `kind`: writes the manifest, or checks the
+/// one there, and removes temporary files a killed run left behind.
+///
+/// # Errors
+/// An unusable directory, one holding tables of another kind, or one of
+/// the old format.
+pub fn prepare_dir(dir: &Path, kind: Kind) -> Result<(), LayerError> {
+    let io_error = |e| LayerError::Io(dir.to_path_buf(), e);
+    fs::create_dir_all(dir).map_err(io_error)?;
+    let manifest = dir.join(MANIFEST);
+    match fs::metadata(&manifest) {
+        Ok(_) => {
+            let found = read_kind(dir)?;
+            if found != kind {
+                return Err(LayerError::Foreign(
+                    dir.to_path_buf(),
+                    format!(
+                        "holds {n}x{n} {} tables with at most {} cars a side, not {m}x{m} {} with at most {}",
+                        found.rules.name(),
+                        found.max_cars,
+                        kind.rules.name(),
+                        kind.max_cars,
+                        n = found.size,
+                        m = kind.size,
+                    ),
+                ));
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            write_durably(&manifest, kind.manifest(VERSION).as_bytes()).map_err(io_error)?;
+        }
+        Err(e) => return Err(LayerError::Io(manifest, e)),
+    }
+    for entry in fs::read_dir(dir).map_err(io_error)? {
+        let path = entry.map_err(io_error)?.path();
+        if path.extension().is_some_and(|e| e == "tmp") {
+            fs::remove_file(&path).map_err(|e| LayerError::Io(path.clone(), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The longest manifest read: a real one is under 100 bytes.
+const MANIFEST_LIMIT: u64 = 4096;
+
+/// The kind of tables in `dir`, from its manifest (a regular file of at
+/// most a few kilobytes; a FIFO or device there is refused unopened).
+///
+/// # Errors
+/// A missing, unreadable or bad manifest; one of the old format.
+pub fn read_kind(dir: &Path) -> Result<Kind, LayerError> {
+    let (manifest, version) = read_manifest(dir)?;
+    if version != VERSION {
+        return Err(if version == OLD_VERSION {
+            LayerError::OldFormat(dir.to_path_buf())
+        } else {
+            LayerError::Version(dir.join(MANIFEST), version)
+        });
+    }
+    Ok(manifest)
+}
+
+/// The kind and format version a directory's manifest names.
+///
+/// # Errors
+/// A missing, unreadable or bad manifest.
+pub fn read_manifest(dir: &Path) -> Result<(Kind, u32), LayerError> {
+    let path = dir.join(MANIFEST);
+    let bad = |why: &str| LayerError::Manifest(path.clone(), why.into());
+    let file = open_regular(&path)?
+        .ok_or_else(|| LayerError::Io(path.clone(), io::Error::from(io::ErrorKind::NotFound)))?;
+    let length = file
+        .metadata()
+        .map_err(|e| LayerError::Io(path.clone(), e))?
+        .len();
+    if length > MANIFEST_LIMIT {
+        return Err(bad("not a dodgem tables manifest (far too long)"));
+    }
+    let mut bytes = vec![0u8; length as usize];
+    file.read_exact_at(&mut bytes, 0)
+        .map_err(|e| LayerError::Io(path.clone(), e))?;
+    let text = String::from_utf8(bytes).map_err(|_| bad("not a dodgem tables manifest"))?;
+    let found = Kind::parse(&text).ok_or_else(|| bad("not a dodgem tables manifest"))?;
+    Ok((found.kind, found.version))
+}
+
+/// Opens `path` for reading if it is a regular file: `Ok(None)` when
+/// there is none; a FIFO, device or directory is refused without waiting
+/// for a writer (the open does not block).
+///
+/// # Errors
+/// Anything but a readable regular file.
+pub fn open_regular(path: &Path) -> Result<Option<File>, LayerError> {
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(LayerError::Io(path.to_path_buf(), e)),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| LayerError::Io(path.to_path_buf(), e))?;
+    if !meta.is_file() {
+        return Err(LayerError::Foreign(
+            path.to_path_buf(),
+            "is not a regular file (a table file must be one)".into(),
+        ));
+    }
+    Ok(Some(file))
+}
+
+/// Writes `bytes` to `path` through a temporary file, synced and renamed,
+/// so `path` is either absent or complete.
+pub fn write_durably(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_durably_with(path, |out| out.write_all(bytes))
+}
+
+/// Like [`write_durably`], with what goes into the file written by
+/// `write` through a buffer (for files too large to build in memory
+/// first).
+pub fn write_durably_with(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let temporary = path.with_extension("tmp");
+    let mut out = BufWriter::new(File::create(&temporary)?);
+    write(&mut out)?;
+    let file = out.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    drop(file);
+    fs::rename(&temporary, path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// What the header of a layer file says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub kind: Kind,
+    pub content: Content,
+    pub black: u32,
+    pub white: u32,
+    pub slots: u64,
+    pub block_slots: u64,
+    pub tally: Tally,
+    /// The values the code has: 3 for win/draw/loss, the longest
+    /// distance + 1 for distances.
+    pub values: u32,
+    /// Bytes of block data.
+    pub data: u64,
+}
+
+impl Header {
+    fn fields(&self) -> [u8; 64] {
+        let mut out = [0u8; 64];
+        out[0..4].copy_from_slice(&VERSION.to_le_bytes());
+        out[4] = self.kind.size as u8;
+        out[5] = self.kind.rules_code();
+        out[6] = self.kind.max_cars as u8;
+        out[7] = self.content.code();
+        out[8..10].copy_from_slice(&(self.black as u16).to_le_bytes());
+        out[10..12].copy_from_slice(&(self.white as u16).to_le_bytes());
+        out[12] = self.block_slots.trailing_zeros() as u8;
+        out[16..24].copy_from_slice(&self.slots.to_le_bytes());
+        out[24..32].copy_from_slice(&self.tally.wins.to_le_bytes());
+        out[32..40].copy_from_slice(&self.tally.draws.to_le_bytes());
+        out[40..48].copy_from_slice(&self.tally.losses.to_le_bytes());
+        out[48..52].copy_from_slice(&self.tally.longest.to_le_bytes());
+        out[52..56].copy_from_slice(&self.values.to_le_bytes());
+        out[56..64].copy_from_slice(&self.data.to_le_bytes());
+        out
+    }
+
+    /// The header in `bytes` (the file's first [`HEADER_LEN`]), checked
+    /// for what it can say of itself, and the CRC it records.
+    fn parse(path: &Path, bytes: &[u8]) -> Result<(Header, u32), LayerError> {
+        if bytes.len() < 12 || &bytes[0..8] != MAGIC {
+            return Err(LayerError::NotALayerFile(path.to_path_buf()));
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+        let version = u32_at(8);
+        if version == OLD_VERSION {
+            return Err(LayerError::OldFormat(path.to_path_buf()));
+        }
+        if version != VERSION {
+            return Err(LayerError::Version(path.to_path_buf(), version));
+        }
+        if bytes.len() < HEADER_LEN as usize {
+            return Err(LayerError::Truncated(path.to_path_buf()));
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+        let corrupt = |why: String| LayerError::Corrupt(path.to_path_buf(), why);
+        let rules = match bytes[13] {
+            0 => Rules::Textbook,
+            1 => Rules::Classic,
+            other => return Err(corrupt(format!("unknown rules code {other}"))),
+        };
+        let content = Content::from_code(bytes[15])
+            .ok_or_else(|| corrupt(format!("unknown content code {}", bytes[15])))?;
+        if !BLOCK_BITS.contains(&bytes[20]) {
+            return Err(corrupt(format!("blocks of 2^{} slots", bytes[20])));
+        }
+        let header = Header {
+            kind: Kind {
+                size: usize::from(bytes[12]),
+                rules,
+                max_cars: u32::from(bytes[14]),
+            },
+            content,
+            black: u32::from(u16_at(16)),
+            white: u32::from(u16_at(18)),
+            block_slots: 1 << bytes[20],
+            slots: u64_at(24),
+            tally: Tally {
+                wins: u64_at(32),
+                draws: u64_at(40),
+                losses: u64_at(48),
+                longest: u32_at(56),
+            },
+            values: u32_at(60),
+            data: u64_at(64),
+        };
+        Ok((header, u32_at(72)))
+    }
+
+    fn classes(&self) -> u32 {
+        codec::classes(self.block_slots)
+    }
+
+    /// Bytes of code lengths.
+    fn code_bytes(&self) -> u64 {
+        u64::from(self.values) * u64::from(self.classes())
+    }
+
+    pub fn blocks(&self) -> u64 {
+        self.slots.div_ceil(self.block_slots)
+    }
+
+    fn index_at(&self) -> u64 {
+        HEADER_LEN + self.code_bytes()
+    }
+
+    fn data_at(&self) -> u64 {
+        self.index_at() + self.blocks() * INDEX_ENTRY
+    }
+
+    /// The length the file must have.
+    fn file_length(&self) -> u64 {
+        self.data_at() + self.data
+    }
+
+    fn checksum(&self, lengths: &[u8]) -> u32 {
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&self.fields());
+        hasher.update(lengths);
+        hasher.finalize()
+    }
+
+    /// Checks that the header is the one `layer` of `kind` should have in
+    /// a file of `content`, and that its counts can be true of it.
+    fn check(
+        &self,
+        path: &Path,
+        kind: Kind,
+        content: Content,
+        layer: &Layer,
+    ) -> Result<(), LayerError> {
+        let foreign = |why: String| Err(LayerError::Foreign(path.to_path_buf(), why));
+        if self.content != content {
+            return foreign(format!(
+                "holds {}, not {}",
+                self.content.name(),
+                content.name()
+            ));
+        }
+        if self.kind != kind {
+            let k = self.kind;
+            return foreign(format!(
+                "is from {n}x{n} {} tables with at most {} cars a side",
+                k.rules.name(),
+                k.max_cars,
+                n = k.size
+            ));
+        }
+        if (self.black, self.white, self.slots) != (layer.black, layer.white, layer.slots) {
+            return foreign(format!(
+                "holds layer {}-{} with {} slots, not layer {} with {}",
+                self.black,
+                self.white,
+                self.slots,
+                layer.name(),
+                layer.slots
+            ));
+        }
+        let corrupt = |why: String| Err(LayerError::Corrupt(path.to_path_buf(), why));
+        let t = self.tally;
+        let positions = t
+            .wins
+            .checked_add(t.draws)
+            .and_then(|n| n.checked_add(t.losses));
+        if positions.is_none_or(|n| n > self.slots) {
+            return corrupt(format!(
+                "its counts ({} wins, {} draws, {} losses) exceed its {} slots",
+                t.wins, t.draws, t.losses, self.slots
+            ));
+        }
+        let values = match content {
+            Content::Wdl => 3,
+            Content::Distance(_) => u64::from(t.longest) + 1,
+        };
+        if u64::from(self.values) != values || self.values > codec::MAX_VALUES {
+            return corrupt(format!(
+                "a code of {} values for a longest distance of {}",
+                self.values, t.longest
+            ));
+        }
+        // Each run of a block takes at least a bit and at most a code and
+        // its extra bits: a block cannot honestly need more.
+        let most = self.blocks() * (self.block_slots * 8 + 8);
+        if self.data > most {
+            return corrupt(format!(
+                "{} bytes of blocks, more than {most} could need",
+                self.data
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where a block's bytes are and their CRC-32.
+struct Entry {
+    start: u64,
+    end: u64,
+    crc: u32,
+}
+
+/// One layer file, open: probed a block at a time with positioned reads.
+/// Once open, the file is read through this handle only, so what later
+/// stands at its path (another file, a FIFO) does not matter.
+pub struct LayerFile {
+    path: PathBuf,
+    file: File,
+    header: Header,
+    code: Code,
+}
+
+impl LayerFile {
+    /// Opens the `content` file of `layer` in `dir` and checks its header
+    /// and code: `Ok(None)` when there is none.
+    ///
+    /// # Errors
+    /// A file that is not a regular file, or is damaged, truncated or of
+    /// another kind or layer.
+    pub fn open(
+        dir: &Path,
+        kind: Kind,
+        content: Content,
+        layer: &Layer,
+    ) -> Result<Option<LayerFile>, LayerError> {
+        let path = content.path(dir, layer.black, layer.white);
+        let Some(file) = open_regular(&path)? else {
+            return Ok(None);
+        };
+        let io_error = |e| LayerError::Io(path.clone(), e);
+        let length = file.metadata().map_err(io_error)?.len();
+        let mut bytes = [0u8; HEADER_LEN as usize];
+        let read = read_at_most(&file, &mut bytes, 0).map_err(io_error)?;
+        let (header, crc) = Header::parse(&path, &bytes[..read])?;
+        header.check(&path, kind, content, layer)?;
+        if length != header.file_length() {
+            return Err(LayerError::Truncated(path));
+        }
+        let mut lengths = vec![0u8; header.code_bytes() as usize];
+        file.read_exact_at(&mut lengths, HEADER_LEN)
+            .map_err(io_error)?;
+        if header.checksum(&lengths) != crc {
+            return Err(LayerError::Checksum(path));
+        }
+        let code = Code::from_lengths(lengths, header.classes())
+            .map_err(|BadBlock(why)| LayerError::Corrupt(path.clone(), why))?;
+        Ok(Some(LayerFile {
+            path,
+            file,
+            header,
+            code,
+        }))
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn corrupt(&self, why: String) -> LayerError {
+        LayerError::Corrupt(self.path.clone(), why)
+    }
+
+    /// The index entries of blocks `first..first + count`.
+    fn entries(&self, first: u64, count: u64) -> Result<Vec<Entry>, LayerError> {
+        let h = &self.header;
+        // The entry before `first` gives its start.
+        let from = first.saturating_sub(1);
+        let n = first + count - from;
+        let mut bytes = vec![0u8; (n * INDEX_ENTRY) as usize];
+        self.file
+            .read_exact_at(&mut bytes, h.index_at() + from * INDEX_ENTRY)
+            .map_err(|e| LayerError::Io(self.path.clone(), e))?;
+        let end_of = |i: usize| u64::from_le_bytes(bytes[i * 12..i * 12 + 8].try_into().unwrap());
+        let crc_of =
+            |i: usize| u32::from_le_bytes(bytes[i * 12 + 8..i * 12 + 12].try_into().unwrap());
+        let skip = (first - from) as usize;
+        let mut start = if first == 0 { 0 } else { end_of(0) };
+        let mut entries = Vec::with_capacity(count as usize);
+        for i in skip..n as usize {
+            let block = from + i as u64;
+            let end = end_of(i);
+            let most = self.block_bytes_bound(block);
+            if end < start || end > h.data || end - start > most {
+                return Err(self.corrupt(format!(
+                    "block {block}'s index entry points outside the file"
+                )));
+            }
+            entries.push(Entry {
+                start,
+                end,
+                crc: crc_of(i),
+            });
+            start = end;
+        }
+        Ok(entries)
+    }
+
+    /// Slots of block `block`.
+    fn block_len(&self, block: u64) -> u64 {
+        let h = &self.header;
+        (h.slots - block * h.block_slots).min(h.block_slots)
+    }
+
+    fn block_bytes_bound(&self, block: u64) -> u64 {
+        self.block_len(block) * 8 + 8
+    }
+
+    /// The bytes of block `block`, checked against their CRC.
+    fn block(&self, block: u64, bytes: &mut Vec<u8>) -> Result<(), LayerError> {
+        let entry = self.entries(block, 1)?.remove(0);
+        bytes.resize((entry.end - entry.start) as usize, 0);
+        self.file
+            .read_exact_at(bytes, self.header.data_at() + entry.start)
+            .map_err(|e| LayerError::Io(self.path.clone(), e))?;
+        if crc32fast::hash(bytes) != entry.crc {
+            return Err(self.corrupt(format!(
+                "block {block} (slots {} to {}) fails its checksum",
+                block * self.header.block_slots,
+                block * self.header.block_slots + self.block_len(block) - 1
+            )));
+        }
+        Ok(())
+    }
+
+    /// The stored value of `slot`: one block read and walked.
+    ///
+    /// # Errors
+    /// A damaged block, or a read that fails.
+    pub fn value(&self, slot: u64) -> Result<u16, LayerError> {
+        if slot >= self.header.slots {
+            return Err(self.corrupt(format!("no slot {slot}")));
+        }
+        let block = slot / self.header.block_slots;
+        let mut bytes = Vec::new();
+        self.block(block, &mut bytes)?;
+        self.code
+            .value_at(
+                &bytes,
+                self.block_len(block),
+                slot % self.header.block_slots,
+            )
+            .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}")))
+    }
+
+    /// The runs of the block holding `slot`: its first slot and each run's
+    /// `(value, length)`, for a reader that keeps the block decoded.
+    ///
+    /// # Errors
+    /// As [`LayerFile::value`].
+    pub fn block_runs(&self, slot: u64, visit: impl FnMut(u16, u64)) -> Result<u64, LayerError> {
+        let block = slot / self.header.block_slots;
+        let mut bytes = Vec::new();
+        self.block(block, &mut bytes)?;
+        self.code
+            .decode_block(&bytes, self.block_len(block), visit)
+            .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}")))?;
+        Ok(block * self.header.block_slots)
+    }
+
+    /// Every run of the file in slot order (`visit(first slot, value,
+    /// length)`), reading the blocks a few megabytes at a time; every
+    /// block's checksum is checked.
+    ///
+    /// # Errors
+    /// The first damaged block, or a read that fails.
+    pub fn each_run(&self, mut visit: impl FnMut(u64, u16, u64)) -> Result<(), LayerError> {
+        const CHUNK_BLOCKS: u64 = 1 << 10;
+        let blocks = self.header.blocks();
+        let mut bytes = Vec::new();
+        for first in (0..blocks).step_by(CHUNK_BLOCKS as usize) {
+            let count = CHUNK_BLOCKS.min(blocks - first);
+            let entries = self.entries(first, count)?;
+            let (start, end) = (entries[0].start, entries[entries.len() - 1].end);
+            bytes.resize((end - start) as usize, 0);
+            self.file
+                .read_exact_at(&mut bytes, self.header.data_at() + start)
+                .map_err(|e| LayerError::Io(self.path.clone(), e))?;
+            for (i, entry) in entries.iter().enumerate() {
+                let block = first + i as u64;
+                let data = &bytes[(entry.start - start) as usize..(entry.end - start) as usize];
+                if crc32fast::hash(data) != entry.crc {
+                    return Err(self.corrupt(format!("block {block} fails its checksum")));
+                }
+                let mut at = block * self.header.block_slots;
+                self.code
+                    .decode_block(data, self.block_len(block), |value, length| {
+                        visit(at, value, length);
+                        at += length;
+                    })
+                    .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}")))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads up to `bytes.len()` bytes at `offset` (fewer at the end of the
+/// file).
+fn read_at_most(file: &File, bytes: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut read = 0;
+    while read < bytes.len() {
+        match file.read_at(&mut bytes[read..], offset + read as u64) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(read)
+}
+
+/// Which slots of `layer` are positions, a bit a slot.
+pub fn positions_of(shape: &Shape, layer: &Layer) -> Vec<u64> {
+    let mut bits = vec![0u64; layer.slots.div_ceil(64) as usize];
+    for block in &layer.blocks {
+        let whites = shape.white_sets(block);
+        for (row, &black) in shape.black_sets(block).iter().enumerate() {
+            let first = block.slot(row as u64, 0);
+            for (column, &white) in whites.iter().enumerate() {
+                if black & white == 0 {
+                    let slot = first + column as u64;
+                    bits[(slot / 64) as usize] |= 1 << (slot % 64);
+                }
+            }
+        }
+    }
+    bits
+}
+
+fn is_set(bits: &[u64], slot: u64) -> bool {
+    bits[(slot / 64) as usize] >> (slot % 64) & 1 == 1
+}
+
+/// What a file stores for a slot of `values`, if it matters: for the
+/// win/draw/loss file 0, 1 or 2; for a distance file the distance of a
+/// won or lost position (a draw's does not matter).
+fn stored(content: Content, code: u16) -> Option<u16> {
+    match (content, decode(code)) {
+        (Content::Wdl, Dtz::Draw) => Some(0),
+        (Content::Wdl, Dtz::Win(_)) => Some(1),
+        (Content::Wdl, Dtz::Loss(_)) => Some(2),
+        (Content::Distance(_), Dtz::Draw) => None,
+        (Content::Distance(_), Dtz::Win(d) | Dtz::Loss(d)) => Some(d as u16),
+    }
+}
+
+/// Writes the `content` file of `layer` from its `values` (slots that are
+/// not `positions` are free), in blocks of `block_slots`, on `threads`
+/// threads; returns the file's length in bytes.
+///
+/// # Errors
+/// Any I/O error.
+#[allow(clippy::too_many_arguments)]
+pub fn write_file(
+    dir: &Path,
+    kind: Kind,
+    content: Content,
+    layer: &Layer,
+    values: &Values,
+    positions: &[u64],
+    tally: Tally,
+    block_slots: u64,
+    threads: usize,
+) -> io::Result<u64> {
+    assert!(block_slots.is_power_of_two());
+    let slots = values.len() as u64;
+    let blocks = slots.div_ceil(block_slots);
+    let classes = codec::classes(block_slots);
+    let runs_of = |block: u64, emit: &mut dyn FnMut(u16, u64)| {
+        let start = block * block_slots;
+        let end = (start + block_slots).min(slots);
+        codec::runs(
+            (start..end).map(|slot| {
+                if is_set(positions, slot) {
+                    stored(content, values.code(slot))
+                } else {
+                    None
+                }
+            }),
+            &mut *emit,
+        );
+    };
+    // Blocks are coded in chunks, on every thread: first counted, then
+    // written with the code the counts give.
+    const CHUNK: u64 = 256;
+    let chunks = blocks.div_ceil(CHUNK) as usize;
+    // The alphabet is what the values hold (a distance file's longest
+    // distance is its own, whatever the tally passed says).
+    let symbols = (codec::MAX_VALUES * classes) as usize;
+    let counts = parallel(threads, chunks, |chunk, out: &mut Vec<Option<Vec<u64>>>| {
+        let mut frequencies = vec![0u64; symbols];
+        let mut runs = Vec::new();
+        let mut fits = true;
+        for block in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(blocks) {
+            runs.clear();
+            runs_of(block, &mut |v, n| {
+                fits &= u32::from(v) < codec::MAX_VALUES;
+                runs.push((v, n));
+            });
+            if fits {
+                codec::count_symbols(&runs, classes, &mut frequencies);
+            }
+        }
+        out.push(fits.then_some(frequencies));
+    });
+    let mut frequencies = vec![0u64; symbols];
+    for counted in counts {
+        let counted = counted.ok_or_else(|| {
+            io::Error::other(format!(
+                "layer {}: a distance beyond {} plies, more than a table file holds",
+                layer.name(),
+                codec::MAX_VALUES - 1
+            ))
+        })?;
+        for (total, n) in frequencies.iter_mut().zip(counted) {
+            *total += n;
+        }
+    }
+    let used = (0..symbols).rev().find(|&s| frequencies[s] > 0);
+    let alphabet = match content {
+        Content::Wdl => 3,
+        Content::Distance(_) => used.map_or(1, |s| s as u32 / classes + 1),
+    };
+    frequencies.truncate((alphabet * classes) as usize);
+    let tally = match content {
+        Content::Wdl => tally,
+        Content::Distance(_) => Tally {
+            longest: alphabet - 1,
+            ..tally
+        },
+    };
+    let code = Code::from_frequencies(&frequencies, classes);
+    let mut coded = parallel(
+        threads,
+        chunks,
+        |chunk, out: &mut Vec<(usize, Vec<u8>, Vec<u64>)>| {
+            let mut data = Vec::new();
+            let mut ends = Vec::new();
+            let mut runs = Vec::new();
+            for block in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(blocks) {
+                runs.clear();
+                runs_of(block, &mut |v, n| runs.push((v, n)));
+                code.encode_block(&runs, &mut data);
+                ends.push(data.len() as u64);
+            }
+            out.push((chunk, data, ends));
+        },
+    );
+    coded.sort_by_key(|(chunk, _, _)| *chunk);
+    let mut index = Vec::with_capacity((blocks * INDEX_ENTRY) as usize);
+    let mut base = 0u64;
+    for (_, data, ends) in &coded {
+        let mut start = 0u64;
+        for &end in ends {
+            index.extend_from_slice(&(base + end).to_le_bytes());
+            index.extend_from_slice(
+                &crc32fast::hash(&data[start as usize..end as usize]).to_le_bytes(),
+            );
+            start = end;
+        }
+        base += data.len() as u64;
+    }
+    let header = Header {
+        kind,
+        content,
+        black: layer.black,
+        white: layer.white,
+        slots,
+        block_slots,
+        tally,
+        values: alphabet,
+        data: base,
+    };
+    let path = content.path(dir, layer.black, layer.white);
+    write_durably_with(&path, |out| {
+        out.write_all(MAGIC)?;
+        out.write_all(&header.fields())?;
+        out.write_all(&header.checksum(code.lengths()).to_le_bytes())?;
+        out.write_all(&[0; 4])?;
+        out.write_all(code.lengths())?;
+        out.write_all(&index)?;
+        for (_, data, _) in &coded {
+            out.write_all(data)?;
+        }
+        Ok(())
+    })?;
+    Ok(header.file_length())
+}
+
+/// Writes the files of `layer` for its values with distances of `metric`:
+/// the distances, and with [`Metric::Dtz`] the win/draw/loss too (the
+/// `.wdl` file, written first: a layer is complete once its `.dtz` file
+/// is there). Returns the bytes written.
+///
+/// # Errors
+/// Any I/O error.
+#[allow(clippy::too_many_arguments)]
+pub fn write_values(
+    dir: &Path,
+    kind: Kind,
+    shape: &Shape,
+    metric: Metric,
+    layer: &Layer,
+    values: &Values,
+    tally: Tally,
+    threads: usize,
+) -> io::Result<u64> {
+    let positions = positions_of(shape, layer);
+    let mut bytes = 0;
+    if metric == Metric::Dtz {
+        bytes += write_file(
+            dir,
+            kind,
+            Content::Wdl,
+            layer,
+            values,
+            &positions,
+            tally,
+            BLOCK_SLOTS,
+            threads,
+        )?;
+    }
+    bytes += write_file(
+        dir,
+        kind,
+        Content::Distance(metric),
+        layer,
+        values,
+        &positions,
+        tally,
+        BLOCK_SLOTS,
+        threads,
+    )?;
+    Ok(bytes)
+}
+
+/// Reads the values of `layer` with distances of `metric` whole: its
+/// win/draw/loss file and its distance file, checked block by block.
+/// Returns the values and the distance file's counts.
+///
+/// # Errors
+/// A missing file, or one that is damaged, truncated or of another kind
+/// or layer.
+pub fn read_values(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+) -> Result<(Values, Tally), LayerError> {
+    let wdl = open_required(dir, kind, Content::Wdl, layer)?;
+    let distances = open_required(dir, kind, Content::Distance(metric), layer)?;
+    let tally = distances.header().tally;
+    let mut values = Values::draws(layer.slots as usize, tally.longest);
+    wdl.each_run(|first, value, length| {
+        if value != 0 {
+            for slot in first..first + length {
+                values.set(slot, value);
+            }
+        }
+    })?;
+    let mut wrong = None;
+    distances.each_run(|first, distance, length| {
+        if u32::from(distance) > tally.longest {
+            wrong.get_or_insert(first);
+            return;
+        }
+        for slot in first..first + length {
+            match values.code(slot) {
+                0 => {}
+                sign => values.set(slot, 2 * distance + sign),
+            }
+        }
+    })?;
+    if let Some(slot) = wrong {
+        return Err(LayerError::Corrupt(
+            distances.path().to_path_buf(),
+            format!("slot {slot} holds a distance beyond its header's longest"),
+        ));
+    }
+    Ok((values, tally))
+}
+
+/// The open `content` file of `layer`; a missing one is an error.
+///
+/// # Errors
+/// As [`LayerFile::open`], and a missing file.
+pub fn open_required(
+    dir: &Path,
+    kind: Kind,
+    content: Content,
+    layer: &Layer,
+) -> Result<LayerFile, LayerError> {
+    LayerFile::open(dir, kind, content, layer)?.ok_or_else(|| {
+        let path = content.path(dir, layer.black, layer.white);
+        LayerError::Io(path, io::Error::from(io::ErrorKind::NotFound))
+    })
+}
+
+/// The win/draw/loss of `layer`, two bits a slot, from its `.wdl` file.
+///
+/// # Errors
+/// As [`read_values`].
+pub fn read_wdl(dir: &Path, kind: Kind, layer: &Layer) -> Result<WdlBits, LayerError> {
+    let file = open_required(dir, kind, Content::Wdl, layer)?;
+    let mut bits = WdlBits::draws(layer.slots);
+    let mut wrong = None;
+    file.each_run(|first, value, length| match value {
+        0 => {}
+        1 => bits.set_run(first, length, Wdl::Win),
+        2 => bits.set_run(first, length, Wdl::Loss),
+        _ => {
+            wrong.get_or_insert(first);
+        }
+    })?;
+    match wrong {
+        Some(slot) => Err(LayerError::Corrupt(
+            file.path().to_path_buf(),
+            format!("slot {slot} holds no win, draw or loss"),
+        )),
+        None => Ok(bits),
+    }
+}
+
+/// The header of `layer`'s distance-to-progress file, checked (the file's
+/// kind, length, header and code); `Ok(None)` when there is no such file.
+///
+/// # Errors
+/// As [`LayerFile::open`].
+pub fn read_header(dir: &Path, kind: Kind, layer: &Layer) -> Result<Option<Header>, LayerError> {
+    read_values_header(dir, kind, Metric::Dtz, layer)
+}
+
+/// [`read_header`] for the file of `metric`.
+///
+/// # Errors
+/// As [`LayerFile::open`].
+pub fn read_values_header(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+) -> Result<Option<Header>, LayerError> {
+    Ok(LayerFile::open(dir, kind, Content::Distance(metric), layer)?.map(|f| *f.header()))
+}
+
+/// [`read_values`] of the distances to progress.
+///
+/// # Errors
+/// As [`read_values`].
+pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Values, Tally), LayerError> {
+    read_values(dir, kind, Metric::Dtz, layer)
+}
+
+/// [`write_values`] of the distances to progress, for a caller without
+/// the tables' [`Shape`] at hand (it is built here: tests and tools).
+///
+/// # Errors
+/// Any I/O error.
+pub fn write_layer(
+    dir: &Path,
+    kind: Kind,
+    layer: &Layer,
+    values: &Values,
+    tally: Tally,
+) -> io::Result<u64> {
+    write_metric(dir, kind, Metric::Dtz, layer, values, tally)
+}
+
+/// [`write_layer`] for the distances of `metric`.
+///
+/// # Errors
+/// Any I/O error.
+pub fn write_metric(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+    values: &Values,
+    tally: Tally,
+) -> io::Result<u64> {
+    let shape = Shape::new(kind.size, kind.max_cars)
+        .ok_or_else(|| io::Error::other(format!("no tables of {kind:?}")))?;
+    write_values(dir, kind, &shape, metric, layer, values, tally, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::value::encode;
+
+    fn four() -> (Kind, Shape) {
+        let kind = Kind {
+            size: 4,
+            rules: Rules::Classic,
+            max_cars: 3,
+        };
+        (kind, Shape::new(4, 3).unwrap())
+    }
+
+    /// A directory with a manifest of `kind` and nothing else.
+    fn scratch(name: &str, kind: Kind) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("dodgem-format-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        prepare_dir(&dir, kind).unwrap();
+        dir
+    }
+
+    /// Values for every slot of `layer`: a mix of long and short runs of
+    /// wins, draws and losses at distances up to `longest`.
+    fn values_for(layer: &Layer, longest: u32) -> (Values, Tally) {
+        let mut values = Values::draws(layer.slots as usize, longest);
+        let mut tally = Tally::default();
+        for slot in 0..layer.slots {
+            let d = (slot / 7 % u64::from(longest + 1)) as u32;
+            let value = match slot / 23 % 3 {
+                0 => Dtz::Draw,
+                1 => Dtz::Win(d),
+                _ => Dtz::Loss(d),
+            };
+            values.set(slot, encode(value));
+            tally.add(value);
+        }
+        (values, tally)
+    }
+
+    fn write(dir: &Path, kind: Kind, layer: &Layer, values: &Values, tally: Tally, block: u64) {
+        let (_, shape) = four();
+        let positions = positions_of(&shape, layer);
+        for content in [Content::Wdl, Content::Distance(Metric::Dtz)] {
+            write_file(
+                dir, kind, content, layer, values, &positions, tally, block, 2,
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn files_round_trip_and_probe_position_by_position() {
+        let (kind, shape) = four();
+        let dir = scratch("round-trip", kind);
+        let layer = shape.layer(6, 6);
+        let positions = positions_of(&shape, &layer);
+        for (longest, block) in [(20, 64), (200, 1 << 14), (300, 256)] {
+            let (values, tally) = values_for(&layer, longest);
+            write(&dir, kind, &layer, &values, tally, block);
+            let (read, read_tally) = read_values(&dir, kind, Metric::Dtz, &layer).unwrap();
+            assert_eq!(read_tally.longest, longest);
+            let wdl = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+                .unwrap()
+                .unwrap();
+            let dtz = open_required(&dir, kind, Content::Distance(Metric::Dtz), &layer).unwrap();
+            assert_eq!(dtz.header().block_slots, block);
+            for slot in (0..layer.slots).filter(|&s| is_set(&positions, s)) {
+                assert_eq!(read.get(slot), values.get(slot), "slot {slot}");
+                let sign = stored(Content::Wdl, values.code(slot));
+                assert_eq!(wdl.value(slot).ok(), sign);
+                if let Some(d) = stored(Content::Distance(Metric::Dtz), values.code(slot)) {
+                    assert_eq!(dtz.value(slot).unwrap(), d);
+                }
+            }
+            let bits = read_wdl(&dir, kind, &layer).unwrap();
+            assert!(
+                (0..layer.slots)
+                    .filter(|&s| is_set(&positions, s))
+                    .all(|s| bits.get(s) == values.get(s).wdl())
+            );
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_block_is_named_and_the_other_blocks_still_read() {
+        let (kind, shape) = four();
+        let dir = scratch("damaged-block", kind);
+        let layer = shape.layer(6, 6);
+        let (values, tally) = values_for(&layer, 10);
+        write(&dir, kind, &layer, &values, tally, 64);
+        let path = Content::Wdl.path(&dir, 6, 6);
+        let file = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+            .unwrap()
+            .unwrap();
+        let entries = file.entries(1, 1).unwrap();
+        let mut bytes = fs::read(&path).unwrap();
+        let at = (file.header().data_at() + entries[0].start) as usize;
+        bytes[at] ^= 0x5A;
+        fs::write(&path, &bytes).unwrap();
+        let file = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+            .unwrap()
+            .unwrap();
+        match file.value(64 + 3) {
+            Err(LayerError::Corrupt(p, why)) => {
+                assert_eq!(p, path);
+                assert!(
+                    why.contains("block 1 (slots 64 to 127) fails its checksum"),
+                    "{why}"
+                );
+            }
+            other => panic!("a damaged block read as {other:?}"),
+        }
+        assert!(file.value(3).is_ok() && file.value(2 * 64 + 3).is_ok());
+        assert!(read_wdl(&dir, kind, &layer).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Rewrites bytes `at..` of the header of `path` and its CRC, so that
+    /// only the checks of what the header says can refuse it.
+    fn patch_header(path: &Path, at: usize, new: &[u8]) {
+        let mut bytes = fs::read(path).unwrap();
+        bytes[at..at + new.len()].copy_from_slice(new);
+        let values = u32::from_le_bytes(bytes[60..64].try_into().unwrap()) as usize;
+        let classes = codec::classes(1 << bytes[20]) as usize;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&bytes[8..72]);
+        crc.update(&bytes[80..80 + (values * classes).min(bytes.len() - 80)]);
+        bytes[72..76].copy_from_slice(&crc.finalize().to_le_bytes());
+        fs::write(path, bytes).unwrap();
+    }
+
+    #[test]
+    fn headers_that_cannot_be_true_are_refused() {
+        let (kind, shape) = four();
+        let dir = scratch("headers", kind);
+        let layer = shape.layer(6, 6);
+        let (values, tally) = values_for(&layer, 10);
+        let path = Content::Wdl.path(&dir, 6, 6);
+        for (at, new, complaint) in [
+            (32, (1u64 << 62).to_le_bytes().to_vec(), "exceed its"),
+            (60, 9u32.to_le_bytes().to_vec(), "a code of 9 values"),
+            (64, u64::MAX.to_le_bytes().to_vec(), "could need"),
+            (20, vec![40], "blocks of 2^40 slots"),
+            (15, vec![1], "holds distances to the end, not win/draw/loss"),
+            (12, vec![5], "is from 5x5"),
+        ] {
+            write(&dir, kind, &layer, &values, tally, 64);
+            patch_header(&path, at, &new);
+            let error = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+                .err()
+                .unwrap();
+            assert!(
+                error.to_string().contains(complaint),
+                "{complaint}: {error}"
+            );
+        }
+        // Padded or cut short.
+        write(&dir, kind, &layer, &values, tally, 64);
+        let bytes = fs::read(&path).unwrap();
+        for length in [bytes.len() - 1, bytes.len() + 1, 40, 0] {
+            let mut changed = bytes.clone();
+            changed.resize(length, 0);
+            fs::write(&path, &changed).unwrap();
+            assert!(LayerFile::open(&dir, kind, Content::Wdl, &layer).is_err());
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn what_stands_at_a_layer_path_is_checked_before_it_is_read() {
+        let (kind, shape) = four();
+        let dir = scratch("not-files", kind);
+        let layer = shape.layer(6, 6);
+        let path = Content::Wdl.path(&dir, 6, 6);
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        if made.is_ok_and(|s| s.success()) {
+            let error = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+                .err()
+                .unwrap();
+            assert!(error.to_string().contains("not a regular file"), "{error}");
+            fs::remove_file(&path).unwrap();
+        }
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let error = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        fs::remove_file(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        let error = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
+        // A manifest that is no file, or far too long.
+        let manifest = dir.join(MANIFEST);
+        fs::remove_file(&manifest).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &manifest).unwrap();
+        assert!(read_kind(&dir).is_err());
+        fs::remove_file(&manifest).unwrap();
+        fs::write(&manifest, vec![b'x'; 1 << 20]).unwrap();
+        assert!(
+            read_kind(&dir)
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("too long")
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_old_directory_or_file_names_the_conversion() {
+        let (kind, shape) = four();
+        let dir = scratch("old", kind);
+        fs::write(dir.join(MANIFEST), kind.manifest(OLD_VERSION)).unwrap();
+        let error = read_kind(&dir).err().unwrap();
+        assert!(matches!(error, LayerError::OldFormat(_)));
+        assert!(
+            error.to_string().contains("dodgem solve --convert OLD NEW"),
+            "{error}"
+        );
+        assert!(prepare_dir(&dir, kind).is_err());
+        let layer = shape.layer(6, 6);
+        let mut old = b"DODGEMLT".to_vec();
+        old.extend_from_slice(&1u32.to_le_bytes());
+        old.resize(100, 0);
+        fs::write(Content::Wdl.path(&dir, 6, 6), &old).unwrap();
+        let error = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("--convert"), "{error}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn manifests_round_trip() {
+        let (kind, _) = four();
+        for version in [OLD_VERSION, VERSION] {
+            let parsed = Kind::parse(&kind.manifest(version)).unwrap();
+            assert_eq!((parsed.kind, parsed.version), (kind, version));
+        }
+        assert!(Kind::parse("something else\n").is_none());
+    }
+}

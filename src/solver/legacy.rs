@@ -1,0 +1,389 @@
+//! The old table format (version 1, until November 2026), read only to
+//! convert a directory to the current one ([`convert`]): each layer file
+//! an 80-byte header and one zstd frame of a byte (or two) a slot, which
+//! had to be decompressed whole to read one position.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..8 | magic `DODGEMLT` |
+//! | 8..12 | format version, 1 |
+//! | 12, 13, 14 | board size, rules (0 textbook, 1 classic), most cars a side |
+//! | 15 | bytes a value takes, less one |
+//! | 16..18, 18..20 | the layer: Black's progress, White's progress |
+//! | 20 | 0 distances to progress (`.dtz`), 1 to the end (`.dte`) |
+//! | 24..32 | slots |
+//! | 32..56 | wins, draws, losses |
+//! | 56..60 | longest distance |
+//! | 64..72 | payload length |
+//! | 72..76 | CRC-32 of bytes 8..72 and of the payload |
+//! | 80.. | one zstd frame: a value per slot ([`super::value::encode`]) |
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::format::{self, Content, Kind, LayerError, LayerFile, Metric};
+use super::layers::{Layer, Shape};
+use super::parallel;
+use super::value::{Dtz, Tally, Values, decode};
+
+const HEADER_LEN: usize = 80;
+/// The largest old file read: the largest 6 x 6 file was under 1 GB.
+const MOST_BYTES: u64 = 16 << 30;
+
+/// Reads the old file of `layer`'s distances of `metric` whole, checked
+/// against its header and checksum: `Ok(None)` when there is none.
+///
+/// # Errors
+/// A file that is not a regular file, damaged, truncated or of another
+/// kind, layer or version.
+pub fn read_values(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+) -> Result<Option<(Values, Tally)>, LayerError> {
+    let path = metric.path(dir, layer.black, layer.white);
+    let Some(mut file) = format::open_regular(&path)? else {
+        return Ok(None);
+    };
+    let io_error = |e| LayerError::Io(path.clone(), e);
+    let length = file.metadata().map_err(io_error)?.len();
+    if !(HEADER_LEN as u64..=MOST_BYTES).contains(&length) {
+        return Err(LayerError::Truncated(path));
+    }
+    let mut bytes = Vec::with_capacity(length as usize);
+    file.read_to_end(&mut bytes).map_err(io_error)?;
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+    if &bytes[0..8] != b"DODGEMLT" || u32_at(8) != 1 {
+        return Err(LayerError::NotALayerFile(path));
+    }
+    let corrupt = |why: String| LayerError::Corrupt(path.clone(), why);
+    let rules_code = match kind.rules {
+        crate::board::Rules::Textbook => 0,
+        crate::board::Rules::Classic => 1,
+    };
+    let metric_code = match metric {
+        Metric::Dtz => 0,
+        Metric::Dte => 1,
+    };
+    if (
+        usize::from(bytes[12]),
+        bytes[13],
+        u32::from(bytes[14]),
+        bytes[20],
+    ) != (kind.size, rules_code, kind.max_cars, metric_code)
+        || (u32::from(u16_at(16)), u32::from(u16_at(18)), u64_at(24))
+            != (layer.black, layer.white, layer.slots)
+    {
+        return Err(LayerError::Foreign(
+            path,
+            format!("is not layer {} of these tables", layer.name()),
+        ));
+    }
+    let width = match bytes[15] {
+        0 => 1,
+        1 => 2,
+        other => return Err(corrupt(format!("unknown value width code {other}"))),
+    };
+    if length != HEADER_LEN as u64 + u64_at(64) {
+        return Err(LayerError::Truncated(path));
+    }
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&bytes[8..72]);
+    crc.update(&bytes[HEADER_LEN..]);
+    if crc.finalize() != u32_at(72) {
+        return Err(LayerError::Checksum(path));
+    }
+    let tally = Tally {
+        wins: u64_at(32),
+        draws: u64_at(40),
+        losses: u64_at(48),
+        longest: u32_at(56),
+    };
+    if tally.longest > super::dte::MAX_DTE {
+        return Err(corrupt(format!("a longest distance of {}", tally.longest)));
+    }
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(&bytes[HEADER_LEN..])
+        .map_err(|e| corrupt(e.to_string()))?;
+    let slots = layer.slots as usize;
+    let mut values = Values::draws(slots, tally.longest);
+    let most = 2 * tally.longest as u16 + 2;
+    let mut chunk = vec![0u8; width << 20];
+    let mut slot = 0usize;
+    while slot < slots {
+        let n = (slots - slot).min(1 << 20);
+        let raw = &mut chunk[..n * width];
+        decoder
+            .read_exact(raw)
+            .map_err(|e| corrupt(format!("values end before slot {}: {e}", slot + n)))?;
+        for value in raw.chunks_exact(width) {
+            let code = match width {
+                1 => u16::from(value[0]),
+                _ => u16::from_le_bytes([value[0], value[1]]),
+            };
+            if code > most {
+                return Err(corrupt(format!(
+                    "slot {slot} holds a distance beyond its header's longest"
+                )));
+            }
+            values.set(slot as u64, code);
+            slot += 1;
+        }
+    }
+    if decoder
+        .read(&mut [0u8; 1])
+        .map_err(|e| corrupt(e.to_string()))?
+        != 0
+    {
+        return Err(corrupt(format!(
+            "more values than the layer's {slots} slots"
+        )));
+    }
+    Ok(Some((values, tally)))
+}
+
+/// A layer converted (or found converted by an earlier run).
+#[derive(Clone, Debug)]
+pub struct Converted {
+    pub layer: (u32, u32),
+    pub metric: Metric,
+    /// Bytes of the old file and of the new files.
+    pub old_bytes: u64,
+    pub new_bytes: u64,
+    pub slots: u64,
+    pub skipped: bool,
+}
+
+/// What a conversion did.
+#[derive(Clone, Debug, Default)]
+pub struct Conversion {
+    pub layers: usize,
+    pub old_bytes: u64,
+    pub new_bytes: u64,
+    /// Positions compared between the old and the new files.
+    pub positions: u64,
+    pub with_dte: bool,
+}
+
+/// Converts the old-format directory `old` into a new one, `new`: every
+/// layer's `.dtz` file into a `.wdl` and a `.dtz` file, its `.dte` file
+/// (where the old directory has one for every layer) into a `.dte` file,
+/// each read back and compared value for value with the old one on every
+/// position before the next. Resumable: layers whose new files are there
+/// are skipped. `progress` hears of each file.
+///
+/// # Errors
+/// An old directory that is not of the old format, or damaged; a new one
+/// of another kind; a value that differs; any I/O error.
+pub fn convert(
+    old: &Path,
+    new: &Path,
+    threads: usize,
+    progress: &(dyn Fn(&Converted) + Sync),
+) -> Result<Conversion, LayerError> {
+    let (kind, version) = format::read_manifest(old)?;
+    if version != 1 {
+        return Err(LayerError::Manifest(
+            old.join(format::MANIFEST),
+            format!("holds tables of format {version}, not the old format 1: nothing to convert"),
+        ));
+    }
+    let shape = super::layered::shape_of(kind)
+        .map_err(|e| LayerError::Manifest(old.join(format::MANIFEST), e.to_string()))?;
+    if same_directory(old, new) {
+        return Err(LayerError::Manifest(
+            new.to_path_buf(),
+            "is the old directory: convert into a new one".into(),
+        ));
+    }
+    format::prepare_dir(new, kind)?;
+    let layers: Vec<Layer> = shape
+        .pairs()
+        .into_iter()
+        .flat_map(|(a, b)| {
+            if a == b {
+                vec![(a, b)]
+            } else {
+                vec![(a, b), (b, a)]
+            }
+        })
+        .map(|(a, b)| shape.layer(a, b))
+        .collect();
+    let with_dte = layers
+        .iter()
+        .all(|l| Metric::Dte.path(old, l.black, l.white).is_file());
+    let metrics: &[Metric] = if with_dte {
+        &[Metric::Dtz, Metric::Dte]
+    } else {
+        &[Metric::Dtz]
+    };
+    let total = Mutex::new(Conversion {
+        with_dte,
+        ..Conversion::default()
+    });
+    let failed: Mutex<Option<LayerError>> = Mutex::new(None);
+    // The largest layers first, so the threads end together.
+    let mut order: Vec<usize> = (0..layers.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(layers[i].slots));
+    parallel(threads, order.len(), |unit, _: &mut Vec<()>| {
+        if failed.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+            return;
+        }
+        let layer = &layers[order[unit]];
+        for &metric in metrics {
+            match convert_layer(old, new, kind, &shape, layer, metric) {
+                Ok((done, positions)) => {
+                    let mut total = total.lock().unwrap_or_else(|e| e.into_inner());
+                    total.layers += usize::from(metric == Metric::Dtz);
+                    total.old_bytes += done.old_bytes;
+                    total.new_bytes += done.new_bytes;
+                    total.positions += positions;
+                    drop(total);
+                    progress(&done);
+                }
+                Err(error) => {
+                    failed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(error);
+                    return;
+                }
+            }
+        }
+    });
+    if let Some(error) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(error);
+    }
+    Ok(total.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Whether `a` and `b` name one directory.
+fn same_directory(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Converts one layer's distances of `metric` (with the win/draw/loss for
+/// [`Metric::Dtz`]), then compares the new files with the old values on
+/// every position: the file and the positions compared.
+fn convert_layer(
+    old: &Path,
+    new: &Path,
+    kind: Kind,
+    shape: &Shape,
+    layer: &Layer,
+    metric: Metric,
+) -> Result<(Converted, u64), LayerError> {
+    let old_path = metric.path(old, layer.black, layer.white);
+    let old_bytes = std::fs::metadata(&old_path).map_or(0, |m| m.len());
+    let mut done = Converted {
+        layer: (layer.black, layer.white),
+        metric,
+        old_bytes,
+        new_bytes: 0,
+        slots: layer.slots,
+        skipped: true,
+    };
+    let contents: &[Content] = match metric {
+        Metric::Dtz => &[Content::Wdl, Content::Distance(Metric::Dtz)],
+        Metric::Dte => &[Content::Distance(Metric::Dte)],
+    };
+    // The distance file is written last: with it there, the layer is done.
+    if LayerFile::open(new, kind, Content::Distance(metric), layer)?.is_some() {
+        done.new_bytes = new_bytes(new, layer, contents);
+        return Ok((done, 0));
+    }
+    let (values, tally) = read_values(old, kind, metric, layer)?.ok_or_else(|| {
+        LayerError::Io(
+            old_path.clone(),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )
+    })?;
+    let positions = format::positions_of(shape, layer);
+    for &content in contents {
+        format::write_file(
+            new,
+            kind,
+            content,
+            layer,
+            &values,
+            &positions,
+            tally,
+            format::BLOCK_SLOTS,
+            1,
+        )
+        .map_err(|e| LayerError::Io(content.path(new, layer.black, layer.white), e))?;
+    }
+    let compared = compare(new, kind, layer, metric, &values, &positions)?;
+    done.new_bytes = new_bytes(new, layer, contents);
+    done.skipped = false;
+    Ok((done, compared))
+}
+
+fn new_bytes(dir: &Path, layer: &Layer, contents: &[Content]) -> u64 {
+    contents
+        .iter()
+        .map(|c| std::fs::metadata(c.path(dir, layer.black, layer.white)).map_or(0, |m| m.len()))
+        .sum()
+}
+
+/// Reads the new files of `layer` back and checks every position's value
+/// against `values`: the positions compared.
+fn compare(
+    new: &Path,
+    kind: Kind,
+    layer: &Layer,
+    metric: Metric,
+    values: &Values,
+    positions: &[u64],
+) -> Result<u64, LayerError> {
+    let is_position = |slot: u64| positions[(slot / 64) as usize] >> (slot % 64) & 1 == 1;
+    let mut first_wrong: Option<(PathBuf, u64)> = None;
+    let mut compared = 0u64;
+    if metric == Metric::Dtz {
+        let wdl = format::open_required(new, kind, Content::Wdl, layer)?;
+        wdl.each_run(|first, value, length| {
+            for slot in first..first + length {
+                if !is_position(slot) {
+                    continue;
+                }
+                compared += 1;
+                let expected = match decode(values.code(slot)) {
+                    Dtz::Draw => 0,
+                    Dtz::Win(_) => 1,
+                    Dtz::Loss(_) => 2,
+                };
+                if value != expected && first_wrong.is_none() {
+                    first_wrong = Some((wdl.path().to_path_buf(), slot));
+                }
+            }
+        })?;
+    }
+    let distances = format::open_required(new, kind, Content::Distance(metric), layer)?;
+    distances.each_run(|first, value, length| {
+        for slot in first..first + length {
+            if !is_position(slot) {
+                continue;
+            }
+            let expected = match decode(values.code(slot)) {
+                Dtz::Draw => continue,
+                Dtz::Win(d) | Dtz::Loss(d) => d,
+            };
+            if u32::from(value) != expected && first_wrong.is_none() {
+                first_wrong = Some((distances.path().to_path_buf(), slot));
+            }
+        }
+    })?;
+    match first_wrong {
+        Some((path, slot)) => Err(LayerError::Corrupt(
+            path,
+            format!("slot {slot} differs from the old file's value after conversion"),
+        )),
+        None => Ok(compared),
+    }
+}
