@@ -673,6 +673,37 @@ fn bad_command_lines_get_clear_errors() {
 // Matches ---------------------------------------------------------------------
 
 #[test]
+fn a_match_refuses_a_fifo_or_a_device_for_its_files_before_the_first_game() {
+    let _cpu = shared();
+    let scratch = Scratch::new("match-fifo");
+    let fifo = scratch.path("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    let fifo = fifo.to_str().unwrap();
+    let legal = mock("legal");
+    for (flag, path) in [
+        ("--openings", fifo),
+        ("--openings", "/dev/zero"),
+        ("--pgn", fifo),
+        ("--results", fifo),
+    ] {
+        let refused = run_match(Match::new(&legal, &legal).with(&["--depth", "1", flag, path]));
+        assert!(!refused.status.success(), "{flag} {path}");
+        assert!(
+            refused
+                .stderr
+                .contains(&format!("{path} is not a regular file"))
+                || refused
+                    .stderr
+                    .contains(&format!("{path}: it is not a regular file")),
+            "{flag} {path}: {}",
+            refused.stderr
+        );
+        assert!(refused.stdout.is_empty(), "{}", refused.stdout);
+    }
+}
+
+#[test]
 fn engines_play_a_match_that_replays() {
     let _cpu = shared();
     let scratch = Scratch::new("engines");
