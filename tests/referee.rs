@@ -455,6 +455,29 @@ fn illegal_move_loses() {
 }
 
 #[test]
+fn finished_game_lines_name_the_winner_and_its_colour() {
+    let _cpu = shared();
+    // The mock that plays an illegal move loses as Black in game 1 and as
+    // White in game 2: each line says who won, with which colour.
+    let played = assert_mock_loses("illegal", &["--depth", "1"], "illegal move");
+    let lines: Vec<&str> = played
+        .run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("Finished game"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", played.run.stdout);
+    for (line, expected) in lines.iter().zip([
+        "Finished game 1 (Black: mock-illegal, White: mock-legal): mock-legal won as White (1-0) \
+         {illegal move: ",
+        "Finished game 2 (Black: mock-legal, White: mock-illegal): mock-legal won as Black (0-1) \
+         {illegal move: ",
+    ]) {
+        assert!(line.starts_with(expected), "{line}");
+    }
+}
+
+#[test]
 fn unparsable_move_loses() {
     let _cpu = shared();
     let played = assert_mock_loses("garbage", &["--depth", "1"], "illegal move");
@@ -844,6 +867,14 @@ fn threefold_repetition_and_max_plies_are_draws() {
         assert_eq!(game.tag("Termination"), "threefold repetition");
         assert_eq!(game.tag("Result"), "1/2-1/2");
     }
+    assert!(
+        played.run.stdout.contains(
+            "Finished game 1 (Black: mock-sideways (1), White: mock-sideways (2)): draw (1/2-1/2) \
+             {threefold repetition: "
+        ),
+        "{}",
+        played.run.stdout
+    );
     let played = play(
         &scratch,
         Match::new(&sideways, &sideways).with(&[

@@ -50,7 +50,7 @@ use crate::protocol::escape;
 
 use clock::{Limits, TimeControl};
 use game::{Player, Settings};
-use record::{GameRecord, Termination};
+use record::{GameRecord, GameResult, Termination};
 use stats::{Sprt, SprtDecision, Tally, format_elo};
 
 /// The `dodgem match` command line.
@@ -428,6 +428,30 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
     })
 }
 
+/// The line printed when a game ends, naming the winner and its colour:
+/// `Finished game 1 (Black: a, White: b): b won as White (1-0) {...}`.
+fn finished_line(game: &GameRecord) -> String {
+    let verdict = match game.result {
+        GameResult::Win(color) => {
+            let winner = match color {
+                Color::Black => &game.black,
+                Color::White => &game.white,
+            };
+            format!("{winner} won as {}", color.name())
+        }
+        GameResult::Draw => "draw".to_string(),
+    };
+    format!(
+        "Finished game {} (Black: {}, White: {}): {verdict} ({}) {{{}: {}}}",
+        game.round,
+        game.black,
+        game.white,
+        game.result.pgn(),
+        game.termination,
+        game.detail
+    )
+}
+
 /// Collects finished games: score, progress bar, per-game lines, records.
 struct Collector<'a> {
     names: [&'a str; 2],
@@ -447,15 +471,7 @@ struct Collector<'a> {
 impl Collector<'_> {
     fn add(&mut self, game: GameRecord) {
         self.tally.record(game.engine1_points());
-        let line = format!(
-            "Finished game {} ({} vs {}): {} {{{}: {}}}",
-            game.round,
-            game.black,
-            game.white,
-            game.result.pgn(),
-            game.termination,
-            game.detail
-        );
+        let line = finished_line(&game);
         // A closed stdout (`| head`) must not stop the match: the records
         // and the results file are still written.
         self.bar.suspend(|| {
