@@ -1210,6 +1210,16 @@ fn a_match_against_an_engine_that_crashes_finishes() {
         "{}",
         played.run.stdout
     );
+    // Four wins of four bound the Elo difference below only: the Wilson
+    // bound 4 / (4 + 1.96^2) = 0.510109 is +7.0 Elo.
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("Elo difference: +inf, 95% interval [7.0, +inf]"),
+        "{}",
+        played.run.stdout
+    );
 }
 
 #[test]
