@@ -1381,10 +1381,17 @@ fn a_gauntlet_summary_lists_the_cells_of_earlier_runs() {
     let same = format!("same={}", mock("legal"));
     let first = gauntlet(&out, &[&same], &["--size", "4", "--tc", "5+0.1"]);
     assert!(first.status.success(), "{}\n{}", first.stdout, first.stderr);
+    // The 4 x 4 board given twice is one cell, played once.
     let second = gauntlet(
         &out,
         &[&same],
-        &["--size", "4", "--size", "3", "--tc", "4+0.1"],
+        &["--size", "4", "--size", "3", "--size", "4", "--tc", "4+0.1"],
+    );
+    assert_eq!(
+        second.stdout.matches("playing").count(),
+        2,
+        "{}",
+        second.stdout
     );
     assert!(
         second.status.success(),

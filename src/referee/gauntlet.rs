@@ -313,6 +313,10 @@ impl GauntletArgs {
                         size,
                         tc,
                     };
+                    // A size or clock given twice is one cell, played once.
+                    if cells.iter().any(|(other, _)| *other == cell) {
+                        continue;
+                    }
                     let args = self.match_args(opponent, &cell);
                     // Every argument of every cell before the first game.
                     super::prepare(&args)
