@@ -22,6 +22,7 @@ pub mod board;
 pub mod client;
 pub mod engine;
 pub mod eval;
+pub(crate) mod files;
 pub mod game;
 pub mod gui;
 pub mod notation;

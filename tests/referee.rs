@@ -455,6 +455,29 @@ fn illegal_move_loses() {
 }
 
 #[test]
+fn finished_game_lines_name_the_winner_and_its_colour() {
+    let _cpu = shared();
+    // The mock that plays an illegal move loses as Black in game 1 and as
+    // White in game 2: each line says who won, with which colour.
+    let played = assert_mock_loses("illegal", &["--depth", "1"], "illegal move");
+    let lines: Vec<&str> = played
+        .run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("Finished game"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", played.run.stdout);
+    for (line, expected) in lines.iter().zip([
+        "Finished game 1 (Black: mock-illegal, White: mock-legal): mock-legal won as White (1-0) \
+         {illegal move: ",
+        "Finished game 2 (Black: mock-legal, White: mock-illegal): mock-legal won as Black (0-1) \
+         {illegal move: ",
+    ]) {
+        assert!(line.starts_with(expected), "{line}");
+    }
+}
+
+#[test]
 fn unparsable_move_loses() {
     let _cpu = shared();
     let played = assert_mock_loses("garbage", &["--depth", "1"], "illegal move");
@@ -673,6 +696,37 @@ fn bad_command_lines_get_clear_errors() {
 // Matches ---------------------------------------------------------------------
 
 #[test]
+fn a_match_refuses_a_fifo_or_a_device_for_its_files_before_the_first_game() {
+    let _cpu = shared();
+    let scratch = Scratch::new("match-fifo");
+    let fifo = scratch.path("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    let fifo = fifo.to_str().unwrap();
+    let legal = mock("legal");
+    for (flag, path) in [
+        ("--openings", fifo),
+        ("--openings", "/dev/zero"),
+        ("--pgn", fifo),
+        ("--results", fifo),
+    ] {
+        let refused = run_match(Match::new(&legal, &legal).with(&["--depth", "1", flag, path]));
+        assert!(!refused.status.success(), "{flag} {path}");
+        assert!(
+            refused
+                .stderr
+                .contains(&format!("{path} is not a regular file"))
+                || refused
+                    .stderr
+                    .contains(&format!("{path}: it is not a regular file")),
+            "{flag} {path}: {}",
+            refused.stderr
+        );
+        assert!(refused.stdout.is_empty(), "{}", refused.stdout);
+    }
+}
+
+#[test]
 fn engines_play_a_match_that_replays() {
     let _cpu = shared();
     let scratch = Scratch::new("engines");
@@ -813,6 +867,14 @@ fn threefold_repetition_and_max_plies_are_draws() {
         assert_eq!(game.tag("Termination"), "threefold repetition");
         assert_eq!(game.tag("Result"), "1/2-1/2");
     }
+    assert!(
+        played.run.stdout.contains(
+            "Finished game 1 (Black: mock-sideways (1), White: mock-sideways (2)): draw (1/2-1/2) \
+             {threefold repetition: "
+        ),
+        "{}",
+        played.run.stdout
+    );
     let played = play(
         &scratch,
         Match::new(&sideways, &sideways).with(&[
@@ -1148,6 +1210,16 @@ fn a_match_against_an_engine_that_crashes_finishes() {
         "{}",
         played.run.stdout
     );
+    // Four wins of four bound the Elo difference below only: the Wilson
+    // bound 4 / (4 + 1.96^2) = 0.510109 is +7.0 Elo.
+    assert!(
+        played
+            .run
+            .stdout
+            .contains("Elo difference: +inf, 95% interval [7.0, +inf]"),
+        "{}",
+        played.run.stdout
+    );
 }
 
 #[test]
@@ -1263,5 +1335,232 @@ fn a_gauntlet_refuses_a_bad_opponent_before_playing() {
     assert!(
         !out.exists(),
         "nothing is written for a refused command line"
+    );
+}
+
+/// Runs `dodgem gauntlet` of the `legal` mock (named `mock`) against
+/// `opponents` (`NAME=COMMAND`) into `out`, with `extra` arguments (sizes,
+/// clocks), 2 games a cell from 2 random plies unless `extra` says.
+fn gauntlet(out: &std::path::Path, opponents: &[&str], extra: &[&str]) -> Output {
+    let legal = mock("legal");
+    let mut args = vec![
+        "gauntlet",
+        "--engine",
+        &legal,
+        "--name",
+        "mock",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    for opponent in opponents {
+        args.extend(["--opponent", opponent]);
+    }
+    args.extend_from_slice(extra);
+    for flag in ["--games", "--random-plies"] {
+        if !extra.contains(&flag) {
+            args.extend([flag, "2"]);
+        }
+    }
+    run(&args, MATCH_TIMEOUT)
+}
+
+/// The rows of a gauntlet's table, from the opponent to the clock.
+fn table_cells(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .filter(|line| line.starts_with("| ") && !line.starts_with("| opponent"))
+        .map(|line| line.split(" | ").take(3).collect::<Vec<_>>().join(" | "))
+        .collect()
+}
+
+#[test]
+fn a_gauntlet_summary_lists_the_cells_of_earlier_runs() {
+    let _cpu = shared();
+    let scratch = Scratch::new("gauntlet-runs");
+    let out = scratch.path("g");
+    let same = format!("same={}", mock("legal"));
+    let first = gauntlet(&out, &[&same], &["--size", "4", "--tc", "5+0.1"]);
+    assert!(first.status.success(), "{}\n{}", first.stdout, first.stderr);
+    // The 4 x 4 board given twice is one cell, played once.
+    let second = gauntlet(
+        &out,
+        &[&same],
+        &["--size", "4", "--size", "3", "--size", "4", "--tc", "4+0.1"],
+    );
+    assert_eq!(
+        second.stdout.matches("playing").count(),
+        2,
+        "{}",
+        second.stdout
+    );
+    assert!(
+        second.status.success(),
+        "{}\n{}",
+        second.stdout,
+        second.stderr
+    );
+    // Both runs' cells, by opponent, board and clock, in the file and at
+    // the end of what the second run printed.
+    let expected = [
+        "| same | 3 x 3 | 4+0.1",
+        "| same | 4 x 4 | 4+0.1",
+        "| same | 4 x 4 | 5+0.1",
+    ];
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert_eq!(table_cells(&summary), expected, "{summary}");
+    assert!(second.stdout.ends_with(&summary), "{}", second.stdout);
+    // The same mock on both sides plays each opening's two games alike.
+    for row in summary.lines().filter(|l| l.starts_with("| same")) {
+        assert!(row.contains(" | 0.500 | "), "{row}");
+    }
+}
+
+#[test]
+fn a_gauntlet_refuses_a_fifo_or_a_device_where_its_files_go() {
+    let _cpu = shared();
+    let same = format!("same={}", mock("legal"));
+    let cell = ["--size", "4", "--tc", "5+0.1"];
+    let fifo = |path: &std::path::Path| {
+        let made = std::process::Command::new("mkfifo").arg(path).status();
+        assert!(made.unwrap().success());
+    };
+    let zero = |path: &std::path::Path| std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+    for (file, make) in [
+        ("same_4x4_5+0.1.json", &fifo as &dyn Fn(&std::path::Path)),
+        ("same_4x4_5+0.1.json", &zero),
+        ("same_4x4_5+0.1.pgn", &fifo),
+    ] {
+        let scratch = Scratch::new("gauntlet-fifo");
+        let out = scratch.path("g");
+        std::fs::create_dir_all(&out).unwrap();
+        make(&out.join(file));
+        let refused = gauntlet(&out, &[&same], &cell);
+        assert!(!refused.status.success(), "{file}: {}", refused.stdout);
+        assert!(
+            refused
+                .stderr
+                .contains(&format!("{file}: it is not a regular file"))
+                || refused
+                    .stderr
+                    .contains(&format!("{file} is not a regular file")),
+            "{file}: {}",
+            refused.stderr
+        );
+        assert!(!refused.stdout.contains("playing"), "{}", refused.stdout);
+    }
+    // Where another cell's results would be, a FIFO is left out of the
+    // table, and the run goes on.
+    let scratch = Scratch::new("gauntlet-fifo-other");
+    let out = scratch.path("g");
+    std::fs::create_dir_all(&out).unwrap();
+    fifo(&out.join("other_4x4_1+0.json"));
+    let played = gauntlet(&out, &[&same], &cell);
+    assert!(played.status.success(), "{}", played.stderr);
+    assert!(
+        played
+            .stderr
+            .contains("other_4x4_1+0.json is not a regular file"),
+        "{}",
+        played.stderr
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert_eq!(table_cells(&summary), ["| same | 4 x 4 | 5+0.1"]);
+}
+
+#[test]
+fn a_gauntlet_checks_every_argument_before_the_first_game() {
+    let _cpu = shared();
+    let scratch = Scratch::new("gauntlet-check");
+    let out = scratch.path("g");
+    let same = format!("same={}", mock("legal"));
+    let cell = ["--size", "4", "--tc", "5+0.1"];
+    for (extra, message) in [
+        (
+            &["--size", "9"][..],
+            "same_9x9_5+0.1: --size 9 is outside 3..8",
+        ),
+        (&["--games", "0"], "--games must be from 1"),
+        (&["--concurrency", "0"], "--concurrency must be at least 1"),
+        (
+            &["--random-plies", "999"],
+            "--random-plies must be at most 200",
+        ),
+        (
+            &["--opponent-option", "same:Colour=red"],
+            "opponent same: --opponent-option Colour=red",
+        ),
+        (&["--option", "Colour=red"], "--option Colour=red"),
+    ] {
+        let mut args = cell.to_vec();
+        args.extend_from_slice(extra);
+        let refused = gauntlet(&out, &[&same], &args);
+        assert!(!refused.status.success(), "{extra:?}: {}", refused.stdout);
+        assert!(
+            refused.stderr.contains(message),
+            "{extra:?}: {}",
+            refused.stderr
+        );
+        assert!(refused.stdout.is_empty(), "{extra:?}: {}", refused.stdout);
+        assert!(!out.exists(), "{extra:?}: nothing is written");
+    }
+    // An output directory that cannot be one.
+    std::fs::write(&out, "a file").unwrap();
+    let refused = gauntlet(&out, &[&same], &cell);
+    assert!(
+        refused.stderr.contains("cannot create"),
+        "{}",
+        refused.stderr
+    );
+    std::fs::remove_file(&out).unwrap();
+    // A cell played before with other games is kept, not played over.
+    let played = gauntlet(&out, &[&same], &cell);
+    assert!(played.status.success(), "{}", played.stderr);
+    let results = out.join("same_4x4_5+0.1.json");
+    let before = std::fs::read_to_string(&results).unwrap();
+    let mut args = cell.to_vec();
+    args.extend(["--size", "3", "--games", "4"]);
+    let refused = gauntlet(&out, &[&same], &args);
+    assert!(
+        refused
+            .stderr
+            .contains("holds 2 games, not the 4 of --games"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stdout.is_empty(), "{}", refused.stdout);
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), before);
+}
+
+#[test]
+fn a_gauntlet_that_fails_in_a_later_cell_keeps_the_table_of_those_finished() {
+    let _cpu = shared();
+    let scratch = Scratch::new("gauntlet-later");
+    let out = scratch.path("g");
+    // An opponent that starts four times (the check before the first
+    // game, the first cell's check and its two games), then exits at once.
+    let starts = scratch.path("starts");
+    let starts = shlex::try_quote(starts.to_str().unwrap())
+        .unwrap()
+        .into_owned();
+    let script = format!(
+        "n=$(cat {starts} 2>/dev/null || echo 0); echo $((n + 1)) > {starts}; \
+         [ \"$n\" -lt 4 ] || exit 1; exec {}",
+        mock("legal")
+    );
+    let flaky = format!("flaky=sh -c {}", shlex::try_quote(&script).unwrap());
+    let failed = gauntlet(
+        &out,
+        &[&flaky],
+        &["--size", "4", "--tc", "5+0.1", "--tc", "6+0.1"],
+    );
+    assert!(!failed.status.success(), "{}", failed.stdout);
+    assert!(failed.stderr.contains("--engine2"), "{}", failed.stderr);
+    assert!(out.join("flaky_4x4_5+0.1.json").is_file());
+    assert!(!out.join("flaky_4x4_6+0.1.json").exists());
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert_eq!(
+        table_cells(&summary),
+        ["| flaky | 4 x 4 | 5+0.1"],
+        "{summary}"
     );
 }

@@ -308,3 +308,60 @@ fn faulty_engines_and_bad_command_lines() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_details_file_is_checked_first_and_a_failed_write_keeps_the_report() {
+    let _cpu = shared();
+    let dir = scratch("strength-details");
+    solve(&dir.join("tables"), 4, Rules::Textbook, 3);
+    let tables = dir.join("tables").to_string_lossy().into_owned();
+    // An engine that leaves a mark when it is started.
+    let started = dir.join("started");
+    let script = format!(
+        "touch {}; exec {}",
+        shlex::try_quote(started.to_str().unwrap()).unwrap(),
+        mock("legal")
+    );
+    let engine = format!("sh -c {}", shlex::try_quote(&script).unwrap());
+    let base = [
+        "strength",
+        "--tables",
+        &tables,
+        "--nodes",
+        "10",
+        "--positions",
+        "4",
+        "--sets",
+        "reachable",
+        "--engine",
+        &engine,
+    ];
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend_from_slice(extra);
+        run(&args, TIMEOUT)
+    };
+    // A details file that cannot be created: refused before the engine
+    // is even started.
+    let refused = with(&["--details", "/nonexistent/x.tsv"]);
+    assert!(!refused.status.success());
+    assert!(
+        refused.stderr.contains("cannot write /nonexistent/x.tsv"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stdout.is_empty(), "{}", refused.stdout);
+    assert!(!started.exists(), "the benchmark began");
+    // One that takes the open but not the write (a full disk): the
+    // report is printed all the same, and the error names the file.
+    let full = with(&["--details", "/dev/full"]);
+    assert!(!full.status.success());
+    assert!(
+        full.stderr.contains("cannot write /dev/full"),
+        "{}",
+        full.stderr
+    );
+    assert_eq!(rows(&full.stdout).len(), 2, "{}", full.stdout);
+    assert!(started.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

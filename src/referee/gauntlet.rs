@@ -8,11 +8,15 @@
 //! for the cell. A cell whose results file is already there with the games
 //! asked for is not played again: a gauntlet stopped part of the way (a
 //! session's end, a reboot) resumes where it was by running the same
-//! command. The table of every cell, with the score per colour, is
-//! printed at the end and written to `summary.md` in the directory.
+//! command. Every argument, engine and file is checked before the first
+//! game. The table of every cell whose results file is in the directory
+//! (this run's and earlier runs'), with the score per colour, is printed
+//! at the end and written to `summary.md` there, also when a cell fails.
 
 use std::fmt::Write as _;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -21,7 +25,8 @@ use crate::board::{Color, Rules};
 use super::clock::TimeControl;
 use super::record::Termination;
 use super::stats::{Tally, format_elo};
-use super::{MatchArgs, MatchError};
+use super::{EngineArg, MatchArgs, MatchError};
+use crate::files;
 
 /// The `dodgem gauntlet` command line.
 #[derive(clap::Args, Debug, Clone)]
@@ -134,18 +139,46 @@ fn opponents(args: &GauntletArgs) -> Result<Vec<Opponent>, MatchError> {
 }
 
 /// One cell of the table: the opponent, the board and the clock.
-struct Cell<'a> {
-    opponent: &'a Opponent,
+#[derive(Debug, Clone, PartialEq)]
+struct Cell {
+    opponent: String,
     size: usize,
     tc: TimeControl,
 }
 
-impl Cell<'_> {
+impl Cell {
     /// The cell's file name without its extension: `74af0b0_7x7_2+0.02`
     /// (`40per60+0` for `40/60+0`).
     fn stem(&self) -> String {
         let tc = self.tc.to_string().replace('/', "per");
-        format!("{}_{}x{}_{tc}", self.opponent.name, self.size, self.size)
+        format!("{}_{}x{}_{tc}", self.opponent, self.size, self.size)
+    }
+
+    /// The cell a file name stem names, if it is one [`Cell::stem`] gives.
+    fn parse(stem: &str) -> Option<Cell> {
+        let (rest, tc) = stem.rsplit_once('_')?;
+        let (opponent, board) = rest.rsplit_once('_')?;
+        let (rows, columns) = board.split_once('x')?;
+        let size: usize = rows.parse().ok()?;
+        check_name(opponent).ok()?;
+        let cell = Cell {
+            opponent: opponent.to_string(),
+            size,
+            tc: tc.replace("per", "/").parse().ok()?,
+        };
+        (columns == rows && cell.stem() == stem).then_some(cell)
+    }
+
+    /// The table's order: by opponent, board, then clock (base time,
+    /// increment, moves per period).
+    fn order(&self) -> (&str, usize, Duration, Duration, Option<u32>) {
+        (
+            &self.opponent,
+            self.size,
+            self.tc.base,
+            self.tc.increment,
+            self.tc.moves,
+        )
     }
 }
 
@@ -162,6 +195,13 @@ struct SavedGame {
 struct Saved {
     games: Vec<SavedGame>,
 }
+
+/// The longest results file read: a game's entry takes about 400 bytes,
+/// and a match has at most [`super::MAX_GAMES`] games.
+const MAX_RESULTS_BYTES: u64 = super::MAX_GAMES as u64 * 1024;
+
+/// The stall timeout of the gauntlet's matches and engine checks, seconds.
+const STALL_TIMEOUT: f64 = 10.0;
 
 /// A cell's figures: the score, per colour, and the games the engine
 /// under test lost on time.
@@ -197,12 +237,24 @@ impl Figures {
     }
 }
 
-/// The results of a cell played before with `games` games, if its file is
-/// there and whole.
-fn saved(path: &Path, games: u32) -> Option<Saved> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let saved: Saved = serde_json::from_str(&text).ok()?;
-    (saved.games.len() == games as usize).then_some(saved)
+/// The results in a cell's file, `None` if there is no file. Only a
+/// regular file of a sane length is read (a FIFO or a device there is an
+/// error, not a hang).
+///
+/// # Errors
+/// A message naming the file: unreadable, or not a results file.
+fn read_saved(path: &Path) -> Result<Option<Saved>, MatchError> {
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) {
+        return Ok(None);
+    }
+    let text = files::read_text(path, MAX_RESULTS_BYTES)?;
+    let saved = serde_json::from_str(&text).map_err(|error| {
+        MatchError(format!(
+            "{} is not a results file of `dodgem match`: {error}",
+            files::shown(path)
+        ))
+    })?;
+    Ok(Some(saved))
 }
 
 /// `W - L - D`.
@@ -224,7 +276,7 @@ fn row(cell: &Cell, figures: &Figures) -> String {
     };
     format!(
         "| {} | {} x {} | {} | {} | {:.3} | {elo} | {} | {} | {} |",
-        cell.opponent.name,
+        cell.opponent,
         cell.size,
         cell.size,
         cell.tc,
@@ -238,61 +290,78 @@ fn row(cell: &Cell, figures: &Figures) -> String {
 
 const HEADER: &str = "| opponent | board | clock | score (W - L - D) | fraction | Elo [95%] | as Black | as White | lost on time |\n|---|---|---|---|---|---|---|---|---|\n";
 
+/// The name of the table's file in the output directory.
+const SUMMARY: &str = "summary.md";
+
 impl GauntletArgs {
     /// Plays the gauntlet (see the module docs).
     ///
     /// # Errors
-    /// A bad command line, an output directory that cannot be written,
-    /// or a match that cannot be played (see [`super::run`]).
+    /// A bad command line, an engine that fails its checks, an output
+    /// directory that cannot be written or holds something other than a
+    /// cell's results where they go (all found before the first game), or
+    /// a match that cannot be played (see [`super::run`]); the table of
+    /// the cells finished is written first.
     pub fn run(&self) -> Result<(), MatchError> {
         let opponents = opponents(self)?;
-        std::fs::create_dir_all(&self.out).map_err(|error| {
-            MatchError(format!("cannot create {}: {error}", self.out.display()))
-        })?;
-        let mut table = format!(
-            "{} against each opponent, {} games a cell, {} rules, {} random plies, seed {}\n\n{HEADER}",
-            self.name,
-            self.games,
-            self.rules.name(),
-            self.random_plies,
-            self.seed
-        );
+        let mut cells = Vec::new();
         for opponent in &opponents {
             for &size in &self.size {
                 for &tc in &self.tc {
-                    let cell = Cell { opponent, size, tc };
-                    let saved = self.cell(&cell)?;
-                    let line = row(&cell, &Figures::of(&saved));
-                    println!("{line}");
-                    let _ = writeln!(table, "{line}");
+                    let cell = Cell {
+                        opponent: opponent.name.clone(),
+                        size,
+                        tc,
+                    };
+                    // A size or clock given twice is one cell, played once.
+                    if cells.iter().any(|(other, _)| *other == cell) {
+                        continue;
+                    }
+                    let args = self.match_args(opponent, &cell);
+                    // Every argument of every cell before the first game.
+                    super::prepare(&args)
+                        .map_err(|e| MatchError(format!("{}: {e}", cell.stem())))?;
+                    cells.push((cell, args));
                 }
             }
         }
-        let summary = self.out.join("summary.md");
-        std::fs::write(&summary, &table)
-            .map_err(|error| MatchError(format!("cannot write {}: {error}", summary.display())))?;
+        self.check_engines(&opponents)?;
+        let played = self.check_out(&cells)?;
+        for ((cell, args), saved) in cells.iter().zip(played) {
+            let stem = cell.stem();
+            let saved = match saved {
+                Some(saved) => {
+                    println!("{stem}: played before, {}", self.results(cell).display());
+                    saved
+                }
+                None => match self.play(cell, args) {
+                    Ok(saved) => saved,
+                    Err(error) => {
+                        // Every cell finished so far stays in the table.
+                        return Err(match self.write_summary() {
+                            Ok(_) => error,
+                            Err(also) => MatchError(format!("{error}; {also}")),
+                        });
+                    }
+                },
+            };
+            println!("{}", row(cell, &Figures::of(&saved)));
+        }
+        let table = self.write_summary()?;
         print!("\n{table}");
         Ok(())
     }
 
-    /// A cell's results: from its file if it was played before, else
-    /// played now. The results file appears only once the cell is whole.
-    fn cell(&self, cell: &Cell) -> Result<Saved, MatchError> {
+    /// The match of a cell.
+    fn match_args(&self, opponent: &Opponent, cell: &Cell) -> MatchArgs {
         let stem = cell.stem();
-        let results = self.out.join(format!("{stem}.json"));
-        if let Some(saved) = saved(&results, self.games) {
-            println!("{stem}: played before, {}", results.display());
-            return Ok(saved);
-        }
-        println!("{stem}: playing {} games", self.games);
-        let partial = self.out.join(format!("{stem}.json.partial"));
-        let args = MatchArgs {
+        MatchArgs {
             engine1: self.engine.clone(),
-            engine2: cell.opponent.command.clone(),
+            engine2: opponent.command.clone(),
             name1: Some(self.name.clone()),
-            name2: Some(cell.opponent.name.clone()),
+            name2: Some(opponent.name.clone()),
             option1: self.option.clone(),
-            option2: cell.opponent.options.clone(),
+            option2: opponent.options.clone(),
             games: self.games,
             size: cell.size,
             rules: self.rules,
@@ -305,20 +374,142 @@ impl GauntletArgs {
             depth: None,
             nodes: None,
             timemargin: self.timemargin,
-            stall_timeout: 10.0,
+            stall_timeout: STALL_TIMEOUT,
             maxplies: None,
             adjudicate: false,
             tablebase: None,
             pgn: Some(self.out.join(format!("{stem}.pgn"))),
-            results: Some(partial.clone()),
+            results: Some(self.partial(cell)),
             sprt: None,
             event: format!("dodgem gauntlet {stem}"),
+        }
+    }
+
+    /// A cell's results file.
+    fn results(&self, cell: &Cell) -> PathBuf {
+        self.out.join(format!("{}.json", cell.stem()))
+    }
+
+    /// Where a cell's results go while it is played.
+    fn partial(&self, cell: &Cell) -> PathBuf {
+        self.out.join(format!("{}.json.partial", cell.stem()))
+    }
+
+    /// Starts the engine under test and every opponent once, with their
+    /// options, before the first game.
+    fn check_engines(&self, opponents: &[Opponent]) -> Result<(), MatchError> {
+        let stall = Duration::from_secs_f64(STALL_TIMEOUT);
+        let engine = EngineArg {
+            label: "engine",
+            option_label: "option",
+            command: &self.engine,
+            name: Some(&self.name),
+            options: &self.option,
         };
-        super::run(&args)?;
-        std::fs::rename(&partial, &results)
-            .map_err(|error| MatchError(format!("cannot write {}: {error}", results.display())))?;
-        saved(&results, self.games)
-            .ok_or_else(|| MatchError(format!("cannot read back {}", results.display())))
+        super::probe(&engine, self.rules, stall)?;
+        for opponent in opponents {
+            let arg = EngineArg {
+                label: "opponent",
+                option_label: "opponent-option",
+                command: &opponent.command,
+                name: Some(&opponent.name),
+                options: &opponent.options,
+            };
+            super::probe(&arg, self.rules, stall)
+                .map_err(|e| MatchError(format!("opponent {}: {e}", opponent.name)))?;
+        }
+        Ok(())
+    }
+
+    /// Creates the output directory and checks it before the first game:
+    /// the table can be written there, every cell played before has a
+    /// results file with the games asked for, and the files of the cells
+    /// to play can be written. Returns the results of the cells played
+    /// before.
+    fn check_out(&self, cells: &[(Cell, MatchArgs)]) -> Result<Vec<Option<Saved>>, MatchError> {
+        std::fs::create_dir_all(&self.out).map_err(|error| {
+            MatchError(format!(
+                "cannot create {}: {error}",
+                files::shown(&self.out)
+            ))
+        })?;
+        files::check_writable(&self.out.join(SUMMARY))?;
+        let mut played = Vec::new();
+        for (cell, args) in cells {
+            let results = self.results(cell);
+            let saved = read_saved(&results)?;
+            match &saved {
+                Some(saved) if saved.games.len() != self.games as usize => {
+                    return Err(MatchError(format!(
+                        "{} holds {} games, not the {} of --games: use another --out, or remove \
+                         the file to play the cell again",
+                        files::shown(&results),
+                        saved.games.len(),
+                        self.games
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    for path in [&args.pgn, &args.results].into_iter().flatten() {
+                        files::check_writable(path)?;
+                    }
+                }
+            }
+            played.push(saved);
+        }
+        Ok(played)
+    }
+
+    /// Plays a cell. Its results file appears only once the cell is whole.
+    fn play(&self, cell: &Cell, args: &MatchArgs) -> Result<Saved, MatchError> {
+        println!("{}: playing {} games", cell.stem(), self.games);
+        super::run(args)?;
+        let (partial, results) = (self.partial(cell), self.results(cell));
+        std::fs::rename(&partial, &results).map_err(|error| {
+            MatchError(format!("cannot write {}: {error}", files::shown(&results)))
+        })?;
+        read_saved(&results)?
+            .ok_or_else(|| MatchError(format!("cannot read back {}", files::shown(&results))))
+    }
+
+    /// Writes the table of every cell whose results file is in the output
+    /// directory (this run's and earlier runs'), by opponent, board and
+    /// clock, to `summary.md` there, and returns it.
+    fn write_summary(&self) -> Result<String, MatchError> {
+        let entries = std::fs::read_dir(&self.out).map_err(|error| {
+            MatchError(format!("cannot read {}: {error}", files::shown(&self.out)))
+        })?;
+        let mut rows = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(cell) = name
+                .to_str()
+                .and_then(|name| name.strip_suffix(".json"))
+                .and_then(Cell::parse)
+            else {
+                continue;
+            };
+            match read_saved(&entry.path()) {
+                Ok(Some(saved)) => rows.push((cell, Figures::of(&saved))),
+                Ok(None) => {}
+                Err(error) => log::warn!("left out of the table: {error}"),
+            }
+        }
+        rows.sort_by(|(a, _), (b, _)| a.order().cmp(&b.order()));
+        let mut table = format!(
+            "Every cell whose results file is in this directory. The last run: {} against each \
+             opponent, {} games a cell, {} rules, {} random plies, seed {}.\n\n{HEADER}",
+            self.name,
+            self.games,
+            self.rules.name(),
+            self.random_plies,
+            self.seed
+        );
+        for (cell, figures) in &rows {
+            let _ = writeln!(table, "{}", row(cell, figures));
+        }
+        files::write(&self.out.join(SUMMARY), &table)?;
+        Ok(table)
     }
 }
 
@@ -362,11 +553,57 @@ mod tests {
         assert!(list[0].options.is_empty());
         assert_eq!(list[1].options, ["Evaluation=learned"]);
         let cell = Cell {
-            opponent: &list[0],
+            opponent: list[0].name.clone(),
             size: 7,
             tc: a.tc[0],
         };
         assert_eq!(cell.stem(), "old_7x7_1+0.01");
+        assert_eq!(Cell::parse("old_7x7_1+0.01"), Some(cell));
+    }
+
+    #[test]
+    fn only_the_stems_of_cells_name_cells() {
+        let tc = |text: &str| text.parse::<TimeControl>().unwrap();
+        let cell = |opponent: &str, size, clock| Cell {
+            opponent: opponent.into(),
+            size,
+            tc: tc(clock),
+        };
+        for (stem, expected) in [
+            ("old_7x7_40per60+0", cell("old", 7, "40/60+0")),
+            ("a_b_4x4_5+0.1", cell("a_b", 4, "5+0.1")),
+        ] {
+            assert_eq!(expected.stem(), stem);
+            assert_eq!(Cell::parse(stem), Some(expected), "{stem}");
+        }
+        for stem in [
+            "summary",
+            "old_4x5_1+0",
+            "old_4x4_5+0.10",
+            "a/b_4x4_1+0",
+            "old_4x4_x",
+        ] {
+            assert_eq!(Cell::parse(stem), None, "{stem}");
+        }
+        let mut cells = [
+            cell("b", 4, "1+0"),
+            cell("a", 5, "1+0"),
+            cell("a", 4, "10+0"),
+            cell("a", 4, "2+0.5"),
+            cell("a", 4, "2+0"),
+        ];
+        cells.sort_by(|a, b| a.order().cmp(&b.order()));
+        let stems: Vec<String> = cells.iter().map(Cell::stem).collect();
+        assert_eq!(
+            stems,
+            [
+                "a_4x4_2+0",
+                "a_4x4_2+0.5",
+                "a_4x4_10+0",
+                "a_5x5_1+0",
+                "b_4x4_1+0"
+            ]
+        );
     }
 
     #[test]

@@ -45,11 +45,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::board::{self, BadSize, Color, MAX_SIZE, MIN_SIZE, Position, Rules};
 use crate::client::{self, EngineCommand, EngineProcess, Stderr};
+use crate::files;
 use crate::protocol::escape;
 
 use clock::{Limits, TimeControl};
 use game::{Player, Settings};
-use record::{GameRecord, Termination};
+use record::{GameRecord, GameResult, Termination};
 use stats::{Sprt, SprtDecision, Tally, format_elo};
 
 /// The `dodgem match` command line.
@@ -295,8 +296,9 @@ impl Plan {
     }
 }
 
-/// Checks the command line and builds the match's plan.
-fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
+/// Checks every argument of a match that needs no engine started, and
+/// makes its settings and openings.
+pub(crate) fn prepare(args: &MatchArgs) -> Result<(Settings, Vec<Position>), MatchError> {
     if !(1..=MAX_GAMES).contains(&args.games) {
         return Err(MatchError(format!("--games must be from 1 to {MAX_GAMES}")));
     }
@@ -367,6 +369,12 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
         max_plies: args.maxplies,
         adjudicator,
     };
+    Ok((settings, openings))
+}
+
+/// Checks the command line and the engines, and builds the match's plan.
+fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
+    let (settings, openings) = prepare(args)?;
     let engines = [
         EngineArg {
             label: "engine1",
@@ -420,6 +428,30 @@ fn plan(args: &MatchArgs) -> Result<Plan, MatchError> {
     })
 }
 
+/// The line printed when a game ends, naming the winner and its colour:
+/// `Finished game 1 (Black: a, White: b): b won as White (1-0) {...}`.
+fn finished_line(game: &GameRecord) -> String {
+    let verdict = match game.result {
+        GameResult::Win(color) => {
+            let winner = match color {
+                Color::Black => &game.black,
+                Color::White => &game.white,
+            };
+            format!("{winner} won as {}", color.name())
+        }
+        GameResult::Draw => "draw".to_string(),
+    };
+    format!(
+        "Finished game {} (Black: {}, White: {}): {verdict} ({}) {{{}: {}}}",
+        game.round,
+        game.black,
+        game.white,
+        game.result.pgn(),
+        game.termination,
+        game.detail
+    )
+}
+
 /// Collects finished games: score, progress bar, per-game lines, records.
 struct Collector<'a> {
     names: [&'a str; 2],
@@ -439,15 +471,7 @@ struct Collector<'a> {
 impl Collector<'_> {
     fn add(&mut self, game: GameRecord) {
         self.tally.record(game.engine1_points());
-        let line = format!(
-            "Finished game {} ({} vs {}): {} {{{}: {}}}",
-            game.round,
-            game.black,
-            game.white,
-            game.result.pgn(),
-            game.termination,
-            game.detail
-        );
+        let line = finished_line(&game);
         // A closed stdout (`| head`) must not stop the match: the records
         // and the results file are still written.
         self.bar.suspend(|| {
@@ -515,15 +539,15 @@ impl MatchArgs {
 pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
     let started = Instant::now();
     let plan = plan(args)?;
+    // Checked before the first game, so that a match is never played for
+    // results that cannot be written.
+    if let Some(path) = &args.results {
+        files::check_writable(path)?;
+    }
     // Created once the engines have passed their checks, so that a match
     // that cannot start leaves an earlier record file alone.
     let pgn_file = match &args.pgn {
-        Some(path) => {
-            let file = File::create(path).map_err(|error| {
-                MatchError(format!("cannot create {}: {error}", path.display()))
-            })?;
-            Some((BufWriter::new(file), path.clone()))
-        }
+        Some(path) => Some((BufWriter::new(files::create(path)?), path.clone())),
         None => None,
     };
     let names = [plan.players[0].name.as_str(), plan.players[1].name.as_str()];
@@ -609,8 +633,7 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
             (sprt, decision)
         });
         let json = results::to_json(names, &collector.tally, sprt, &collector.games);
-        std::fs::write(path, json)
-            .map_err(|error| MatchError(format!("cannot write {}: {error}", path.display())))?;
+        files::write(path, &json)?;
     }
     Ok(())
 }

@@ -90,6 +90,10 @@ pub fn random(
     Ok(openings)
 }
 
+/// The longest openings file: some hundred thousand positions of a few
+/// dozen bytes, many more than a match can use.
+const MAX_OPENINGS_BYTES: u64 = 16 << 20;
+
 /// Reads position strings, one per line; blank lines and lines starting
 /// with `#` are skipped.
 ///
@@ -97,8 +101,8 @@ pub fn random(
 /// A message naming the file and line of the first bad or finished
 /// position, or the reading error.
 pub fn from_file(path: &Path, rules: Rules) -> Result<Vec<Position>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| format!("cannot read openings file {}: {error}", path.display()))?;
+    let text = crate::files::read_text(path, MAX_OPENINGS_BYTES)
+        .map_err(|error| format!("openings file: {error}"))?;
     let mut openings = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();

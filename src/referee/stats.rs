@@ -50,6 +50,21 @@ pub fn erf(x: f64) -> f64 {
     if x < 0.0 { -y } else { y }
 }
 
+/// The 95% Wilson score interval of a score fraction `mean` after `games`
+/// games: the scores `p` whose normal interval, with one game's variance
+/// `p (1 - p)` (the most it can be at that score), holds `mean`. All wins
+/// give `[games / (games + z^2), 1]`.
+fn wilson(mean: f64, games: f64) -> (f64, f64) {
+    let z2 = Z95 * Z95;
+    let shrink = 1.0 + z2 / games;
+    let centre = (mean + z2 / (2.0 * games)) / shrink;
+    let half = Z95 / shrink * (mean * (1.0 - mean) / games + z2 / (4.0 * games * games)).sqrt();
+    // Exact ends where the sample is at an end (no rounding off 0 or 1).
+    let low = if mean <= 0.0 { 0.0 } else { centre - half };
+    let high = if mean >= 1.0 { 1.0 } else { centre + half };
+    (low, high)
+}
+
 impl Tally {
     /// Counts one game the first engine scored `points` in (1, 0.5 or 0).
     pub fn record(&mut self, points: f64) {
@@ -88,14 +103,22 @@ impl Tally {
 
     /// The 95% interval of the Elo difference: the normal interval of the
     /// mean score, mapped to Elo (so it is not symmetric around the
-    /// estimate). `None` before any game.
+    /// estimate). When every game had the same result, that interval
+    /// would shrink to a point (2 wins of 2: [+inf, +inf]), so the Wilson
+    /// score interval is used instead, which takes a game's variance
+    /// at the true score instead of the one observed (2 wins of 2:
+    /// [-113.4, +inf]). `None` before any game.
     pub fn elo_interval(&self) -> Option<(f64, f64)> {
         let mean = self.score()?;
-        let error = (self.variance(mean) / self.games() as f64).sqrt();
-        Some((
-            elo_from_score(mean - Z95 * error),
-            elo_from_score(mean + Z95 * error),
-        ))
+        let games = self.games() as f64;
+        let variance = self.variance(mean);
+        let (low, high) = if variance > 0.0 {
+            let error = (variance / games).sqrt();
+            (mean - Z95 * error, mean + Z95 * error)
+        } else {
+            wilson(mean, games)
+        };
+        Some((elo_from_score(low), elo_from_score(high)))
     }
 
     /// Likelihood of superiority: the probability that the first engine is
@@ -297,6 +320,55 @@ mod tests {
         assert_eq!(tally.draw_ratio(), Some(0.2));
         assert_eq!(Tally::default().score(), None);
         assert_eq!(Tally::default().elo_interval(), None);
+    }
+
+    #[test]
+    fn one_sided_samples_get_an_honest_interval() {
+        // 2 wins of 2: the Wilson lower bound 2 / (2 + 1.96^2) = 0.342380,
+        // -400 log10(1 / 0.342380 - 1) = -113.39 Elo; nothing bounds it above.
+        let wins = Tally {
+            wins: 2,
+            ..Tally::default()
+        };
+        let (low, high) = wins.elo_interval().unwrap();
+        assert!(close(low, -113.39, 0.01), "{low}");
+        assert_eq!(high, f64::INFINITY);
+        assert_eq!(format_elo(low), "-113.4");
+        let losses = Tally {
+            losses: 2,
+            ..Tally::default()
+        };
+        let (low, high) = losses.elo_interval().unwrap();
+        assert_eq!(low, f64::NEG_INFINITY);
+        assert!(close(high, 113.39, 0.01), "{high}");
+        // 160 wins of 160: 160 / 163.841459 = 0.976554, +647.8 Elo.
+        let many = Tally {
+            wins: 160,
+            ..Tally::default()
+        };
+        let (low, _) = many.elo_interval().unwrap();
+        assert!(close(low, 647.8, 0.1), "{low}");
+        // 2 draws of 2: centre 0.5, half width 1.96 / 2.920730 *
+        // sqrt(0.125 + 0.240091) = 0.405468: 0.094532 .. 0.905468, so
+        // -392.5 .. 392.5 Elo (the normal interval was [0, 0]).
+        let draws = Tally {
+            draws: 2,
+            ..Tally::default()
+        };
+        let (low, high) = draws.elo_interval().unwrap();
+        assert!(close(low, -392.5, 0.1), "{low}");
+        assert!(close(high, 392.5, 0.1), "{high}");
+        // Two results keep the normal interval: a win and a draw, mean
+        // 0.75, one game's variance 0.0625, 0.75 -/+ 1.96 * 0.176777 =
+        // 0.403524 .. 1.096476, so -67.9 .. +inf Elo.
+        let mixed = Tally {
+            wins: 1,
+            losses: 0,
+            draws: 1,
+        };
+        let (low, high) = mixed.elo_interval().unwrap();
+        assert!(close(low, -67.9, 0.1), "{low}");
+        assert_eq!(high, f64::INFINITY);
     }
 
     #[test]

@@ -38,6 +38,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::board::Position;
 use crate::client::{self, EngineCommand};
+use crate::files;
 use crate::notation::parse_move;
 use crate::referee::clock::Limits;
 use crate::referee::game::{Player, Settings};
@@ -153,19 +154,28 @@ const MAX_POSITIONS: usize = 1_000_000;
 const MAX_GAMES: usize = 100_000;
 
 impl StrengthArgs {
-    /// Runs the benchmark and prints its report on stdout.
+    /// Runs the benchmark, prints its report on stdout and writes the
+    /// details file (`--details`).
     ///
     /// # Errors
     /// A bad command line, unusable tables, an engine that cannot be
-    /// started or lacks an option, or a file that cannot be written.
+    /// started or lacks an option, or a file that cannot be written (the
+    /// details file is checked before the first position; should it fail
+    /// at the end all the same, the report is printed first).
     pub fn run(&self) -> Result<(), StrengthError> {
         let report = run(self)?;
+        // The report is printed even when the details cannot be written
+        // after all (a full disk): the benchmark's time is not lost.
+        let details = match &self.details {
+            Some(path) => files::write(path, &report.details()).map_err(StrengthError),
+            None => Ok(()),
+        };
         let mut out = std::io::stdout().lock();
         use std::io::Write;
         out.write_all(report.to_text().as_bytes())
             .and_then(|()| out.flush())
             .map_err(|e| StrengthError(format!("cannot write the report: {e}")))?;
-        Ok(())
+        details
     }
 }
 
@@ -286,13 +296,17 @@ fn player(args: &StrengthArgs, tables: &Tables, stall: Duration) -> Result<Playe
     })
 }
 
-/// Runs the benchmark (see the module docs).
+/// Runs the benchmark (see the module docs); the details file, if one is
+/// asked for, is checked here but written by [`StrengthArgs::run`].
 ///
 /// # Errors
 /// As [`StrengthArgs::run`].
 pub fn run(args: &StrengthArgs) -> Result<Report, StrengthError> {
     check(args)?;
     let limits = limits(args)?;
+    if let Some(path) = &args.details {
+        files::check_writable(path)?;
+    }
     let tables = Tables::open(&args.tables).map_err(|e| StrengthError(e.to_string()))?;
     let kind = tables.kind();
     if kind.max_cars as usize != kind.size - 1 {
@@ -413,10 +427,6 @@ pub fn run(args: &StrengthArgs) -> Result<Report, StrengthError> {
         },
     );
     progress.finish_and_clear();
-    if let Some(path) = &args.details {
-        std::fs::write(path, report.details())
-            .map_err(|e| StrengthError(format!("cannot write {}: {e}", path.display())))?;
-    }
     Ok(report)
 }
 
