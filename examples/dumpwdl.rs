@@ -1,47 +1,44 @@
-//! Dumps the win/draw/loss (0 draw, 1 win, 2 loss, 3 no position) of the largest layers of a table directory, a byte a slot, for codec experiments.
-use dodgem::solver::{Dtz, Shape, read_kind, read_layer};
+//! Dumps a slice of one layer's win/draw/loss (0 draw, 1 win, 2 loss, 3 no
+//! position), a byte a slot, and its blocks, for codec experiments.
+use dodgem::solver::{Dtz, Metric, Shape, read_manifest, read_old_values};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = std::path::Path::new(&args[1]);
-    let out = std::path::Path::new(&args[2]);
-    let count: usize = args[3].parse().unwrap();
-    let kind = read_kind(dir).unwrap();
+    let (a, b): (u32, u32) = (args[2].parse().unwrap(), args[3].parse().unwrap());
+    let (start, len): (u64, u64) = (args[4].parse().unwrap(), args[5].parse().unwrap());
+    let out = std::path::Path::new(&args[6]);
+    let (kind, _) = read_manifest(dir).unwrap();
     let shape = Shape::new(kind.size, kind.max_cars).unwrap();
-    let mut layers: Vec<_> = shape
-        .pairs()
-        .into_iter()
-        .flat_map(|(a, b)| [(a, b), (b, a)])
-        .map(|(a, b)| shape.layer(a, b))
-        .collect();
-    layers.sort_by_key(|l| std::cmp::Reverse(l.slots));
-    layers.dedup();
-    for layer in layers.iter().take(count) {
-        let (values, _) = read_layer(dir, kind, layer).unwrap();
-        let mut bytes = vec![3u8; layer.slots as usize];
-        let mut rows = Vec::new();
-        for block in &layer.blocks {
-            rows.push(format!(
-                "{} {} {}",
-                block.offset, block.black_sets, block.white_sets
-            ));
-            for (r, &b) in shape.black_sets(block).iter().enumerate() {
-                for (c, &w) in shape.white_sets(block).iter().enumerate() {
-                    if b & w == 0 {
-                        let slot = block.slot(r as u64, c as u64);
-                        bytes[slot as usize] = match values.get(slot) {
-                            Dtz::Draw => 0,
-                            Dtz::Win(_) => 1,
-                            Dtz::Loss(_) => 2,
-                        };
-                    }
+    let layer = shape.layer(a, b);
+    let (values, _) = read_old_values(dir, kind, Metric::Dtz, &layer)
+        .unwrap()
+        .unwrap();
+    let end = (start + len).min(layer.slots);
+    let mut bytes = vec![3u8; (end - start) as usize];
+    let mut rows = Vec::new();
+    for block in &layer.blocks {
+        rows.push(format!(
+            "{} {} {}",
+            block.offset, block.black_sets, block.white_sets
+        ));
+        for (r, &bs) in shape.black_sets(block).iter().enumerate() {
+            let first = block.slot(r as u64, 0);
+            if first + block.white_sets <= start || first >= end {
+                continue;
+            }
+            for (c, &ws) in shape.white_sets(block).iter().enumerate() {
+                let slot = first + c as u64;
+                if slot < start || slot >= end || bs & ws != 0 {
+                    continue;
                 }
+                bytes[(slot - start) as usize] = match values.get(slot) {
+                    Dtz::Draw => 0,
+                    Dtz::Win(_) => 1,
+                    Dtz::Loss(_) => 2,
+                };
             }
         }
-        std::fs::write(out.join(format!("{}.wdl", layer.name())), &bytes).unwrap();
-        std::fs::write(
-            out.join(format!("{}.blocks", layer.name())),
-            rows.join("\n"),
-        )
-        .unwrap();
     }
+    std::fs::write(out.with_extension("wdl"), &bytes).unwrap();
+    std::fs::write(out.with_extension("blocks"), rows.join("\n")).unwrap();
 }

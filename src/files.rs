@@ -8,7 +8,7 @@
 //! block either.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -26,17 +26,13 @@ pub(crate) fn shown(path: &Path) -> String {
 /// A message naming the file: missing, not a regular file, too long,
 /// unreadable or not UTF-8.
 pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, String> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|error| format!("cannot read {}: {error}", shown(path)))?;
+    let file = open_regular(path).map_err(|error| match error.kind() {
+        io::ErrorKind::InvalidInput => format!("{} is not a regular file", shown(path)),
+        _ => format!("cannot read {}: {error}", shown(path)),
+    })?;
     let meta = file
         .metadata()
         .map_err(|error| format!("cannot read {}: {error}", shown(path)))?;
-    if !meta.is_file() {
-        return Err(format!("{} is not a regular file", shown(path)));
-    }
     if meta.len() > limit {
         return Err(format!(
             "{} is too long ({} bytes, at most {limit} expected)",
@@ -56,6 +52,27 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, String> {
         ));
     }
     String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", shown(path)))
+}
+
+/// Opens the regular file at `path` for reading: the open does not block
+/// (a FIFO without a writer), and anything but a regular file is refused
+/// on the open handle with an error of kind
+/// [`io::ErrorKind::InvalidInput`].
+///
+/// # Errors
+/// The open's error, or that one.
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
 }
 
 /// Opens `path` for writing, created if missing and emptied if `truncate`;

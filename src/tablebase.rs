@@ -21,6 +21,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use crate::board::{Color, Move, Position, Rules};
+use crate::files::shown;
 use crate::protocol::escape;
 use crate::solver::{self, Dtz, Kind, Metric, Wdl, WdlReader};
 
@@ -38,25 +39,6 @@ impl fmt::Debug for Layered {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Layered({})", self.describe())
     }
-}
-
-/// A path as it may be echoed: control characters escaped.
-fn shown(path: &Path) -> String {
-    escape(&path.display().to_string())
-}
-
-/// Why a path is not a regular file, if it is something else that exists
-/// (a FIFO, a device, a directory): such a file is never opened, so it
-/// cannot block the loader.
-fn not_a_file(path: &Path) -> Option<String> {
-    std::fs::metadata(path)
-        .is_ok_and(|m| !m.is_file())
-        .then(|| {
-            format!(
-                "{} is not a regular file (a table file must be one)",
-                shown(path)
-            )
-        })
 }
 
 impl Layered {
@@ -81,9 +63,6 @@ impl Layered {
                 ));
             }
             Ok(_) => {}
-        }
-        if let Some(error) = not_a_file(&dir.join(solver::MANIFEST)) {
-            return Err(error);
         }
         let tables = solver::Tables::open(dir).map_err(|e| match e {
             solver::LayerError::Io(ref path, ref io)

@@ -149,15 +149,6 @@ fn decided(
     RootProbe::Decided(result, infos)
 }
 
-/// Whether `mv` from `root` makes a threefold repetition.
-pub(super) fn repeats(request: &Request, root: &Position, mv: Move) -> bool {
-    if mv.is_irreversible(root.side_to_move()) {
-        return false;
-    }
-    let key = root.play(mv).key();
-    request.history.iter().filter(|&&k| k == key).count() >= 2
-}
-
 /// Internal score of a layered-table result for the side to move: a win
 /// at distance `d` to progress scores `TABLE_WIN - d`, beyond any
 /// evaluation but below the mate scores (the distance is not to the end of
@@ -226,7 +217,7 @@ pub(super) fn probe_root(
         .into_iter()
         .filter(|(mv, _)| searchmoves.is_empty() || searchmoves.contains(mv))
         .map(|(mv, value)| {
-            let value = if repeats(request, &root, mv) {
+            let value = if super::traps::repeats(request, &root, mv) {
                 Dtz::Draw
             } else {
                 value

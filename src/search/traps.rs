@@ -22,6 +22,15 @@ use crate::board::{Move, Position};
 use crate::solver::{Wdl, WdlReader};
 use crate::tablebase::Layered;
 
+/// Whether `mv` from `root` makes a threefold repetition.
+pub(super) fn repeats(request: &Request, root: &Position, mv: Move) -> bool {
+    if mv.is_irreversible(root.side_to_move()) {
+        return false;
+    }
+    let key = root.play(mv).key();
+    request.history.iter().filter(|&&k| k == key).count() >= 2
+}
+
 /// What a drawing move leaves the opponent: its replies that lose (each
 /// then has a winning answer in the table) and those that hold the draw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,7 +102,7 @@ fn chances(
     let child = root.play(mv);
     let mut chances = Chances::default();
     // The game ends in a draw by repetition: nothing left to go wrong.
-    if super::tablebase::repeats(request, &root, mv) {
+    if repeats(request, &root, mv) {
         return Some(chances);
     }
     for &reply in child.legal_moves().as_slice() {

@@ -16,7 +16,8 @@
 //! | 15 | what the file holds: 0 distances to progress, 1 distances to the end, 2 win/draw/loss |
 //! | 16..18, 18..20 | the layer: Black's progress, White's progress |
 //! | 20 | log2 of the slots a block holds |
-//! | 21..24 | zero |
+//! | 21 | the block code: 0 runs with one canonical Huffman code a file ([`codec`]) |
+//! | 22..24 | zero |
 //! | 24..32 | slots (positions and non-positions of the layer's index) |
 //! | 32..40, 40..48, 48..56 | wins, draws, losses (Black to move) |
 //! | 56..60 | longest distance (of the file's metric; the `.wdl` file repeats the `.dtz` file's) |
@@ -36,7 +37,7 @@
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::codec::{self, BadBlock, Code};
@@ -52,6 +53,8 @@ pub const VERSION: u32 = 2;
 const OLD_VERSION: u32 = 1;
 const HEADER_LEN: u64 = 80;
 const INDEX_ENTRY: u64 = 12;
+/// The block code of [`codec`], the only one so far.
+const RUNS_CODE: u8 = 0;
 /// The manifest's name in a table directory.
 pub const MANIFEST: &str = "dodgem-tables.txt";
 /// Slots a block holds, by default: the smallest total at a probe cost of
@@ -352,25 +355,15 @@ pub fn read_manifest(dir: &Path) -> Result<(Kind, u32), LayerError> {
 /// # Errors
 /// Anything but a readable regular file.
 pub fn open_regular(path: &Path) -> Result<Option<File>, LayerError> {
-    let file = match fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(LayerError::Io(path.to_path_buf(), e)),
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| LayerError::Io(path.to_path_buf(), e))?;
-    if !meta.is_file() {
-        return Err(LayerError::Foreign(
+    match crate::files::open_regular(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => Err(LayerError::Foreign(
             path.to_path_buf(),
             "is not a regular file (a table file must be one)".into(),
-        ));
+        )),
+        Err(e) => Err(LayerError::Io(path.to_path_buf(), e)),
     }
-    Ok(Some(file))
 }
 
 /// Writes `bytes` to `path` through a temporary file, synced and renamed,
@@ -427,6 +420,7 @@ impl Header {
         out[8..10].copy_from_slice(&(self.black as u16).to_le_bytes());
         out[10..12].copy_from_slice(&(self.white as u16).to_le_bytes());
         out[12] = self.block_slots.trailing_zeros() as u8;
+        out[13] = RUNS_CODE;
         out[16..24].copy_from_slice(&self.slots.to_le_bytes());
         out[24..32].copy_from_slice(&self.tally.wins.to_le_bytes());
         out[32..40].copy_from_slice(&self.tally.draws.to_le_bytes());
@@ -466,6 +460,12 @@ impl Header {
             .ok_or_else(|| corrupt(format!("unknown content code {}", bytes[15])))?;
         if !BLOCK_BITS.contains(&bytes[20]) {
             return Err(corrupt(format!("blocks of 2^{} slots", bytes[20])));
+        }
+        if bytes[21] != RUNS_CODE {
+            return Err(corrupt(format!(
+                "block code {}, which this program does not read",
+                bytes[21]
+            )));
         }
         let header = Header {
             kind: Kind {
@@ -1333,6 +1333,7 @@ mod tests {
             (60, 9u32.to_le_bytes().to_vec(), "a code of 9 values"),
             (64, u64::MAX.to_le_bytes().to_vec(), "could need"),
             (20, vec![40], "blocks of 2^40 slots"),
+            (21, vec![7], "block code 7"),
             (15, vec![1], "holds distances to the end, not win/draw/loss"),
             (12, vec![5], "is from 5x5"),
         ] {

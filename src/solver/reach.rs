@@ -33,6 +33,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::checkpoint;
+pub use super::checkpoint::{Census, ReachCounts};
 use super::format::{Kind, LayerError};
 use super::layers::{Block, Child, Layer, Shape};
 use super::store::Tables;
@@ -123,62 +124,6 @@ pub struct Reached {
     pub position: Position,
     /// Its stored value for the side to move.
     pub value: Dtz,
-}
-
-/// What the walk counted: reachable positions in which both sides still
-/// have a car, by their value for the side to move.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReachCounts {
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
-    /// Of those, positions whose side to move has no legal move.
-    pub blocked: u64,
-}
-
-impl ReachCounts {
-    pub fn positions(&self) -> u64 {
-        self.wins + self.draws + self.losses
-    }
-
-    fn add(&mut self, other: ReachCounts) {
-        self.wins += other.wins;
-        self.draws += other.draws;
-        self.losses += other.losses;
-        self.blocked += other.blocked;
-    }
-}
-
-/// Every position reachable from the start, by side to move.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Census {
-    /// Positions with a car of each side on the board, by the side to
-    /// move ([`Color::index`]).
-    pub sides: [ReachCounts; 2],
-    /// Finished games (one side has taken every car off), by the side to
-    /// move, which has lost.
-    pub finished: [u64; 2],
-}
-
-impl Census {
-    /// Positions with a car of each side on the board, both sides to move.
-    pub fn on_board(&self) -> ReachCounts {
-        let mut total = self.sides[0];
-        total.add(self.sides[1]);
-        total
-    }
-
-    /// Every reachable position, finished games included.
-    pub fn positions(&self) -> u64 {
-        self.on_board().positions() + self.finished[0] + self.finished[1]
-    }
-
-    fn add(&mut self, other: &Census) {
-        for side in 0..2 {
-            self.sides[side].add(other.sides[side]);
-            self.finished[side] += other.finished[side];
-        }
-    }
 }
 
 /// The board position of a slot: the slot's own position with Black to

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Times `solve` on random positions, each in a freshly started engine.
+
+Random positions are made by random legal moves from the start (0 to
+--max-plies plies, the legal moves read from `d`), in one engine. Then,
+for each, a new engine process is started, given the tables
+(`setoption name TablebasePath`, then `isready`, which waits for the load)
+and asked `solve`: the time from writing `solve` to reading its answer.
+
+Usage: tools/tables/solve_latency.py BIN SIZE RULES DIR [--positions 1000]
+       [--seed 1] [--max-plies 60]
+Prints the median, 90th and 99th percentiles and the maximum in
+milliseconds, and the answers by kind (win / draw / loss / other).
+"""
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+
+class Engine:
+    def __init__(self, binary):
+        self.proc = subprocess.Popen(
+            [binary],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
+
+    def send(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def until(self, prefix):
+        lines = []
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the engine exited: " + " | ".join(lines[-5:]))
+            line = line.rstrip("\n")
+            lines.append(line)
+            if line.startswith(prefix):
+                return line, lines
+
+    def quit(self):
+        self.send("quit")
+        self.proc.wait(timeout=10)
+
+
+def random_games(binary, size, rules, count, seed, max_plies):
+    rng = random.Random(seed)
+    engine = Engine(binary)
+    engine.send(f"setoption name BoardSize value {size}")
+    engine.send(f"setoption name Rules value {rules}")
+    games = []
+    while len(games) < count:
+        moves = []
+        for _ in range(rng.randrange(max_plies + 1)):
+            engine.send("position startpos moves " + " ".join(moves))
+            engine.send("d")
+            line, _ = engine.until("Legal moves:")
+            legal = line.split(":", 1)[1].split()
+            engine.send("isready")
+            _, lines = engine.until("readyok")
+            status = next((l for l in lines if l.startswith("Status:")), "")
+            if not legal or "to move" not in status:
+                break
+            moves.append(rng.choice(legal))
+        engine.send("position startpos moves " + " ".join(moves))
+        engine.send("d")
+        _, lines = engine.until("Status:")
+        if "to move" in lines[-1]:
+            games.append(moves)
+    engine.quit()
+    return games
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary")
+    parser.add_argument("size", type=int)
+    parser.add_argument("rules")
+    parser.add_argument("dir")
+    parser.add_argument("--positions", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-plies", type=int, default=60)
+    args = parser.parse_args()
+    games = random_games(
+        args.binary, args.size, args.rules, args.positions, args.seed, args.max_plies
+    )
+    times = []
+    kinds = {}
+    for moves in games:
+        engine = Engine(args.binary)
+        engine.send(f"setoption name BoardSize value {args.size}")
+        engine.send(f"setoption name Rules value {args.rules}")
+        engine.send(f"setoption name TablebasePath value {args.dir}")
+        engine.send("isready")
+        _, lines = engine.until("readyok")
+        errors = [l for l in lines if "error" in l]
+        if errors:
+            sys.exit("the tables did not load: " + errors[0])
+        engine.send("position startpos moves " + " ".join(moves))
+        started = time.perf_counter()
+        engine.send("solve")
+        answer, _ = engine.until("solve")
+        times.append((time.perf_counter() - started) * 1000)
+        kind = answer.split()[1] if len(answer.split()) > 1 else answer
+        kinds[kind] = kinds.get(kind, 0) + 1
+        engine.quit()
+    times.sort()
+    q = lambda p: times[min(len(times) - 1, int(p * len(times)))]
+    print(
+        f"{len(times)} positions: median {statistics.median(times):.2f} ms, "
+        f"90th {q(0.9):.2f} ms, 99th {q(0.99):.2f} ms, max {times[-1]:.2f} ms; "
+        f"answers {kinds}"
+    )
+
+
+if __name__ == "__main__":
+    main()
