@@ -87,7 +87,14 @@ pub struct Code {
     count: [u32; MAX_CODE_BITS as usize + 2],
     start: [u32; MAX_CODE_BITS as usize + 2],
     sorted: Vec<u32>,
+    /// For codes of at most [`FAST_BITS`] bits: by the next [`FAST_BITS`]
+    /// bits of a block, the symbol they start with and its length
+    /// (`symbol << 5 | length`; 0 for a longer code).
+    fast: Vec<u32>,
 }
+
+/// Bits a [`Code`] looks up at once.
+const FAST_BITS: u32 = 10;
 
 impl Code {
     /// The code for symbols counted `frequencies` (`values * classes` of
@@ -141,6 +148,18 @@ impl Code {
             codes[s as usize] = next[length];
             next[length] += 1;
         }
+        let mut fast = vec![0u32; 1 << FAST_BITS];
+        for (symbol, &length) in lengths.iter().enumerate() {
+            let length = u32::from(length);
+            if length == 0 || length > FAST_BITS {
+                continue;
+            }
+            let spare = FAST_BITS - length;
+            let first = (codes[symbol] << spare) as usize;
+            for entry in &mut fast[first..first + (1 << spare)] {
+                *entry = (symbol as u32) << 5 | length;
+            }
+        }
         Ok(Code {
             classes,
             lengths,
@@ -149,6 +168,7 @@ impl Code {
             count,
             start,
             sorted,
+            fast,
         })
     }
 
@@ -226,6 +246,13 @@ impl Code {
     }
 
     fn decode_symbol(&self, reader: &mut BitReader) -> Result<u32, BadBlock> {
+        let (bits, available) = reader.peek(FAST_BITS);
+        let entry = self.fast[bits as usize];
+        let length = entry & 31;
+        if entry != 0 && length <= available {
+            reader.skip(length);
+            return Ok(entry >> 5);
+        }
         let mut code = 0u32;
         for length in 1..=MAX_CODE_BITS as usize {
             code = code << 1 | reader.take(1)? as u32;
@@ -363,6 +390,30 @@ impl<'a> BitReader<'a> {
             buffer: 0,
             bits: 0,
         }
+    }
+
+    /// The next `bits` bits (at most 32), without taking them, padded
+    /// with zeros beyond the block's end, and how many of them are the
+    /// block's.
+    fn peek(&mut self, bits: u32) -> (u64, u32) {
+        while self.bits < bits {
+            let Some(&byte) = self.bytes.get(self.next) else {
+                let padded = (self.buffer << (bits - self.bits)) & ((1 << bits) - 1);
+                return (padded, self.bits);
+            };
+            self.next += 1;
+            self.buffer = self.buffer << 8 | u64::from(byte);
+            self.bits += 8;
+        }
+        (
+            (self.buffer >> (self.bits - bits)) & ((1 << bits) - 1),
+            bits,
+        )
+    }
+
+    /// Drops `bits` bits that [`BitReader::peek`] has shown.
+    fn skip(&mut self, bits: u32) {
+        self.bits -= bits;
     }
 
     /// The next `bits` bits (at most 32) as a number.
