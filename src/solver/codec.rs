@@ -73,10 +73,29 @@ fn symbol_of(value: u16, length: u64, classes: u32) -> (u32, u64, u32) {
     )
 }
 
-/// A canonical Huffman code over `values * classes` symbols.
+/// The context of a run: with one context, 0; with more, 0 for a block's
+/// first run and one more than the run before's value for the others
+/// (which must be below `contexts - 1`).
+fn context_of(before: Option<u16>, contexts: u32) -> usize {
+    match before {
+        Some(value) if contexts > 1 => usize::from(value) + 1,
+        _ => 0,
+    }
+}
+
+/// The code of a file: for each context (see [`context_of`]) a canonical
+/// Huffman code over `values * classes` symbols.
 #[derive(Clone, Debug)]
 pub struct Code {
     classes: u32,
+    tables: Vec<Table>,
+    /// Each symbol's length in bits, the contexts' one after the other.
+    lengths: Vec<u8>,
+}
+
+/// One canonical Huffman code.
+#[derive(Clone, Debug)]
+struct Table {
     /// Bits of each symbol's code, 0 for a symbol never used.
     lengths: Vec<u8>,
     /// Each symbol's code (its low `lengths[s]` bits), for writing.
@@ -93,15 +112,17 @@ pub struct Code {
     fast: Vec<u32>,
 }
 
-/// Bits a [`Code`] looks up at once.
+/// Bits a [`Table`] looks up at once.
 const FAST_BITS: u32 = 10;
 
 impl Code {
-    /// The code for symbols counted `frequencies` (`values * classes` of
-    /// them): Huffman lengths, limited to [`MAX_CODE_BITS`].
-    pub fn from_frequencies(frequencies: &[u64], classes: u32) -> Code {
-        let lengths = huffman_lengths(frequencies);
-        Code::from_lengths(lengths, classes).expect("built lengths are a code")
+    /// The code for symbols counted `frequencies` (`contexts` times
+    /// `values * classes` of them, a context after the other): Huffman
+    /// lengths, limited to [`MAX_CODE_BITS`].
+    pub fn from_frequencies(frequencies: &[u64], classes: u32, contexts: u32) -> Code {
+        let per = frequencies.len() / contexts as usize;
+        let lengths = frequencies.chunks(per).flat_map(huffman_lengths).collect();
+        Code::from_lengths(lengths, classes, contexts).expect("built lengths are a code")
     }
 
     /// The code with these lengths (as stored in a file).
@@ -109,7 +130,120 @@ impl Code {
     /// # Errors
     /// Lengths that are no prefix code (too many codes of a length), or
     /// longer than [`MAX_CODE_BITS`].
-    pub fn from_lengths(lengths: Vec<u8>, classes: u32) -> Result<Code, BadBlock> {
+    pub fn from_lengths(lengths: Vec<u8>, classes: u32, contexts: u32) -> Result<Code, BadBlock> {
+        let per = lengths.len() / contexts.max(1) as usize;
+        if contexts == 0 || per * contexts as usize != lengths.len() {
+            return Err(BadBlock(
+                "code lengths that do not fill the contexts".into(),
+            ));
+        }
+        let tables = lengths
+            .chunks(per.max(1))
+            .map(|chunk| Table::from_lengths(chunk.to_vec()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Code {
+            classes,
+            tables,
+            lengths,
+        })
+    }
+
+    /// Each symbol's length in bits (what a file stores).
+    pub fn lengths(&self) -> &[u8] {
+        &self.lengths
+    }
+
+    fn contexts(&self) -> u32 {
+        self.tables.len() as u32
+    }
+
+    /// Appends the runs of one block to `out`, byte-aligned at its start.
+    ///
+    /// # Panics
+    /// A run whose symbol has no code (one not counted when the code was
+    /// built).
+    pub fn encode_block(&self, block: &[(u16, u64)], out: &mut Vec<u8>) {
+        let mut writer = BitWriter::new(out);
+        let mut before = None;
+        for &(value, length) in block {
+            let table = &self.tables[context_of(before, self.contexts())];
+            let (symbol, extra, class) = symbol_of(value, length, self.classes);
+            let bits = u32::from(table.lengths[symbol as usize]);
+            assert!(bits > 0, "symbol {symbol} was not counted");
+            writer.put(u64::from(table.codes[symbol as usize]), bits);
+            writer.put(extra, class);
+            before = Some(value);
+        }
+        writer.finish();
+    }
+
+    /// The value of slot `target` of the block `bytes` of `slots` slots.
+    ///
+    /// # Errors
+    /// Bytes that are no block of this code.
+    pub fn value_at(&self, bytes: &[u8], slots: u64, target: u64) -> Result<u16, BadBlock> {
+        let mut reader = BitReader::new(bytes);
+        let mut at = 0u64;
+        let mut before = None;
+        loop {
+            let (value, length) = self.next_run(&mut reader, before)?;
+            at += length;
+            if at > slots {
+                return Err(BadBlock(format!("runs beyond the block's {slots} slots")));
+            }
+            if at > target {
+                return Ok(value);
+            }
+            before = Some(value);
+        }
+    }
+
+    /// Every run of the block `bytes` of `slots` slots, in order.
+    ///
+    /// # Errors
+    /// Bytes that are no block of this code, or runs that do not add up
+    /// to `slots`.
+    pub fn decode_block(
+        &self,
+        bytes: &[u8],
+        slots: u64,
+        mut visit: impl FnMut(u16, u64),
+    ) -> Result<(), BadBlock> {
+        let mut reader = BitReader::new(bytes);
+        let mut at = 0u64;
+        let mut before = None;
+        while at < slots {
+            let (value, length) = self.next_run(&mut reader, before)?;
+            at += length;
+            if at > slots {
+                return Err(BadBlock(format!("runs beyond the block's {slots} slots")));
+            }
+            visit(value, length);
+            before = Some(value);
+        }
+        Ok(())
+    }
+
+    fn next_run(
+        &self,
+        reader: &mut BitReader,
+        before: Option<u16>,
+    ) -> Result<(u16, u64), BadBlock> {
+        let context = context_of(before, self.contexts());
+        let table = self
+            .tables
+            .get(context)
+            .ok_or_else(|| BadBlock(format!("a run after one of value {before:?}")))?;
+        let symbol = table.decode_symbol(reader)?;
+        let class = symbol % self.classes;
+        let value = symbol / self.classes;
+        let extra = reader.take(class)?;
+        Ok((value as u16, (1u64 << class) + extra))
+    }
+}
+
+impl Table {
+    fn from_lengths(lengths: Vec<u8>) -> Result<Table, BadBlock> {
         let mut count = [0u32; MAX_CODE_BITS as usize + 2];
         for &length in &lengths {
             if u32::from(length) > MAX_CODE_BITS {
@@ -160,8 +294,7 @@ impl Code {
                 *entry = (symbol as u32) << 5 | length;
             }
         }
-        Ok(Code {
-            classes,
+        Ok(Table {
             lengths,
             codes,
             first,
@@ -170,79 +303,6 @@ impl Code {
             sorted,
             fast,
         })
-    }
-
-    /// Each symbol's length in bits (what a file stores).
-    pub fn lengths(&self) -> &[u8] {
-        &self.lengths
-    }
-
-    /// Appends the runs of one block to `out`, byte-aligned at its start.
-    ///
-    /// # Panics
-    /// A run whose symbol has no code (one not counted when the code was
-    /// built).
-    pub fn encode_block(&self, block: &[(u16, u64)], out: &mut Vec<u8>) {
-        let mut writer = BitWriter::new(out);
-        for &(value, length) in block {
-            let (symbol, extra, class) = symbol_of(value, length, self.classes);
-            let bits = u32::from(self.lengths[symbol as usize]);
-            assert!(bits > 0, "symbol {symbol} was not counted");
-            writer.put(u64::from(self.codes[symbol as usize]), bits);
-            writer.put(extra, class);
-        }
-        writer.finish();
-    }
-
-    /// The value of slot `target` of the block `bytes` of `slots` slots.
-    ///
-    /// # Errors
-    /// Bytes that are no block of this code.
-    pub fn value_at(&self, bytes: &[u8], slots: u64, target: u64) -> Result<u16, BadBlock> {
-        let mut reader = BitReader::new(bytes);
-        let mut at = 0u64;
-        loop {
-            let (value, length) = self.next_run(&mut reader)?;
-            at += length;
-            if at > slots {
-                return Err(BadBlock(format!("runs beyond the block's {slots} slots")));
-            }
-            if at > target {
-                return Ok(value);
-            }
-        }
-    }
-
-    /// Every run of the block `bytes` of `slots` slots, in order.
-    ///
-    /// # Errors
-    /// Bytes that are no block of this code, or runs that do not add up
-    /// to `slots`.
-    pub fn decode_block(
-        &self,
-        bytes: &[u8],
-        slots: u64,
-        mut visit: impl FnMut(u16, u64),
-    ) -> Result<(), BadBlock> {
-        let mut reader = BitReader::new(bytes);
-        let mut at = 0u64;
-        while at < slots {
-            let (value, length) = self.next_run(&mut reader)?;
-            at += length;
-            if at > slots {
-                return Err(BadBlock(format!("runs beyond the block's {slots} slots")));
-            }
-            visit(value, length);
-        }
-        Ok(())
-    }
-
-    fn next_run(&self, reader: &mut BitReader) -> Result<(u16, u64), BadBlock> {
-        let symbol = self.decode_symbol(reader)?;
-        let class = symbol % self.classes;
-        let value = symbol / self.classes;
-        let extra = reader.take(class)?;
-        Ok((value as u16, (1u64 << class) + extra))
     }
 
     fn decode_symbol(&self, reader: &mut BitReader) -> Result<u32, BadBlock> {
@@ -329,10 +389,15 @@ fn tree_depths(weights: &[u64]) -> Vec<u8> {
     lengths
 }
 
-/// Counts the symbols of `block`'s runs into `frequencies`.
-pub fn count_symbols(block: &[(u16, u64)], classes: u32, frequencies: &mut [u64]) {
+/// Counts the symbols of `block`'s runs into `frequencies` (`contexts`
+/// times the symbols of a context, a context after the other).
+pub fn count_symbols(block: &[(u16, u64)], classes: u32, contexts: u32, frequencies: &mut [u64]) {
+    let per = frequencies.len() / contexts as usize;
+    let mut before = None;
     for &(value, length) in block {
-        frequencies[symbol_of(value, length, classes).0 as usize] += 1;
+        let context = context_of(before, contexts);
+        frequencies[context * per + symbol_of(value, length, classes).0 as usize] += 1;
+        before = Some(value);
     }
 }
 
@@ -478,15 +543,16 @@ mod tests {
                 });
             }
         }
-        for block_slots in [64usize, 4096, 1 << 16] {
+        for (block_slots, contexts) in [(64usize, 1), (4096, 8), (1 << 16, 1), (1 << 16, 8)] {
             let classes = classes(block_slots as u64);
             let blocks = blocks_of(&values, block_slots);
-            let mut frequencies = vec![0u64; 7 * classes as usize];
+            let mut frequencies = vec![0u64; contexts * 7 * classes as usize];
             for block in &blocks {
-                count_symbols(block, classes, &mut frequencies);
+                count_symbols(block, classes, contexts as u32, &mut frequencies);
             }
-            let code = Code::from_frequencies(&frequencies, classes);
-            let code = Code::from_lengths(code.lengths().to_vec(), classes).unwrap();
+            let code = Code::from_frequencies(&frequencies, classes, contexts as u32);
+            let code =
+                Code::from_lengths(code.lengths().to_vec(), classes, contexts as u32).unwrap();
             let mut encoded = Vec::new();
             for block in &blocks {
                 let mut bytes = Vec::new();
@@ -513,9 +579,9 @@ mod tests {
     #[test]
     fn damaged_blocks_are_errors_not_panics() {
         let block = vec![(1u16, 100u64), (0, 28)];
-        let mut frequencies = vec![0u64; 3 * classes(128) as usize];
-        count_symbols(&block, classes(128), &mut frequencies);
-        let code = Code::from_frequencies(&frequencies, classes(128));
+        let mut frequencies = vec![0u64; 4 * 3 * classes(128) as usize];
+        count_symbols(&block, classes(128), 4, &mut frequencies);
+        let code = Code::from_frequencies(&frequencies, classes(128), 4);
         let mut bytes = Vec::new();
         code.encode_block(&block, &mut bytes);
         assert!(code.value_at(&bytes[..1], 128, 127).is_err());
@@ -524,14 +590,18 @@ mod tests {
             let _ = code.value_at(&[b, b, b], 128, 127);
             let _ = code.decode_block(&[b; 9], 128, |_, _| {});
         }
-        assert!(Code::from_lengths(vec![1, 1, 1], 1).is_err());
-        assert!(Code::from_lengths(vec![30], 1).is_err());
+        assert!(Code::from_lengths(vec![1, 1, 1], 1, 1).is_err());
+        assert!(Code::from_lengths(vec![30], 1, 1).is_err());
+        assert!(Code::from_lengths(vec![1, 1, 1], 1, 2).is_err());
+        // A run after a value the contexts do not reach.
+        let code = Code::from_lengths(vec![1, 1, 1, 1], 1, 2).unwrap();
+        assert!(code.decode_block(&[0xFF], 8, |_, _| {}).is_err());
     }
 
     #[test]
     fn skewed_frequencies_keep_codes_short() {
         let frequencies: Vec<u64> = (0..60).map(|i| 1u64 << i.min(60)).collect();
-        let code = Code::from_frequencies(&frequencies, 1);
+        let code = Code::from_frequencies(&frequencies, 1, 1);
         assert!(code.lengths().iter().all(|&l| (1..=24).contains(&l)));
     }
 }
