@@ -8,7 +8,9 @@ for each, a new engine process is started, given the tables
 and asked `solve`: the time from writing `solve` to reading its answer.
 
 Usage: tools/tables/solve_latency.py BIN SIZE RULES DIR [--positions 1000]
-       [--seed 1] [--max-plies 60]
+       [--seed 1] [--max-plies 60] [--cold]
+(--cold: the operating system's page cache is dropped after each load,
+before `solve`, so every block it reads comes from the disk; needs root.)
 Prints the median, 90th and 99th percentiles and the maximum in
 milliseconds, and the answers by kind (win / draw / loss / other).
 """
@@ -89,6 +91,7 @@ def main():
     parser.add_argument("--positions", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-plies", type=int, default=60)
+    parser.add_argument("--cold", action="store_true")
     args = parser.parse_args()
     games = random_games(
         args.binary, args.size, args.rules, args.positions, args.seed, args.max_plies
@@ -106,6 +109,10 @@ def main():
         if errors:
             sys.exit("the tables did not load: " + errors[0])
         engine.send("position startpos moves " + " ".join(moves))
+        if args.cold:
+            subprocess.run(["sync"], check=True)
+            with open("/proc/sys/vm/drop_caches", "w") as caches:
+                caches.write("3\n")
         started = time.perf_counter()
         engine.send("solve")
         answer, _ = engine.until("solve")
