@@ -265,18 +265,6 @@ impl Tables {
             .inspect_err(|error| self.report(error.to_string()))
     }
 
-    /// [`Tables::probe_metric`] for readers that must not fail: `None`
-    /// when the value cannot be read (a damaged block, reported once),
-    /// `Some(None)` when the position is not covered or the tables do
-    /// not have `metric`. A probe reads one block or two.
-    pub fn probe_metric_in_memory(
-        &self,
-        metric: Metric,
-        position: &Position,
-    ) -> Option<Option<Dtz>> {
-        self.probe_metric(metric, position).ok()
-    }
-
     /// The values of every slot of layer `(black, white)` with their
     /// distances to progress, a chunk at a time in slot order
     /// (`visit(first slot, values)`): decoded from its files a block at a
@@ -386,18 +374,6 @@ impl Tables {
             }
             Some(Decoded { first, bits })
         })
-    }
-
-    /// The decoded-block cache: bytes and blocks held, and blocks decoded
-    /// so far (zeros for tables in memory).
-    pub fn wdl_resident(&self) -> (usize, usize, usize) {
-        match &self.source {
-            Source::Dir(files) => {
-                let (bytes, blocks) = files.blocks.resident();
-                (bytes, blocks, files.blocks.decoded())
-            }
-            Source::Memory(_) => (0, 0, 0),
-        }
     }
 }
 
