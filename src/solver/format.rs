@@ -184,7 +184,8 @@ impl Kind {
         })
     }
 
-    fn rules_code(&self) -> u8 {
+    /// The rule's byte in a layer file's header (both formats).
+    pub(super) fn rules_code(&self) -> u8 {
         match self.rules {
             Rules::Textbook => 0,
             Rules::Classic => 1,
@@ -225,7 +226,9 @@ impl Content {
         }
     }
 
-    fn code(self) -> u8 {
+    /// What a header says the file holds (in the old format, the metric
+    /// byte of a distance file, with the same codes).
+    pub(super) fn code(self) -> u8 {
         match self {
             Content::Distance(Metric::Dtz) => 0,
             Content::Distance(Metric::Dte) => 1,
@@ -840,7 +843,8 @@ pub fn positions_of(shape: &Shape, layer: &Layer) -> Vec<u64> {
     bits
 }
 
-fn is_set(bits: &[u64], slot: u64) -> bool {
+/// Whether `slot` is set in a bit a slot (as [`positions_of`] gives).
+pub fn is_set(bits: &[u64], slot: u64) -> bool {
     bits[(slot / 64) as usize] >> (slot % 64) & 1 == 1
 }
 
@@ -1088,25 +1092,13 @@ pub fn read_values(
             }
         }
     })?;
-    let mut wrong = None;
+    // A file's code has no value beyond its header's longest distance
+    // (checked at open), so every code fits `values`.
     distances.each_run(|first, distance, length| {
-        if u32::from(distance) > tally.longest {
-            wrong.get_or_insert(first);
-            return;
-        }
         for slot in first..first + length {
-            match values.code(slot) {
-                0 => {}
-                sign => values.set(slot, 2 * distance + sign),
-            }
+            values.set(slot, code_of(values.code(slot), distance));
         }
     })?;
-    if let Some(slot) = wrong {
-        return Err(LayerError::Corrupt(
-            distances.path().to_path_buf(),
-            format!("slot {slot} holds a distance beyond its header's longest"),
-        ));
-    }
     Ok((values, tally))
 }
 
@@ -1133,21 +1125,27 @@ pub fn open_required(
 pub fn read_wdl(dir: &Path, kind: Kind, layer: &Layer) -> Result<WdlBits, LayerError> {
     let file = open_required(dir, kind, Content::Wdl, layer)?;
     let mut bits = WdlBits::draws(layer.slots);
-    let mut wrong = None;
-    file.each_run(|first, value, length| match value {
-        0 => {}
-        1 => bits.set_run(first, length, Wdl::Win),
-        2 => bits.set_run(first, length, Wdl::Loss),
-        _ => {
-            wrong.get_or_insert(first);
-        }
-    })?;
-    match wrong {
-        Some(slot) => Err(LayerError::Corrupt(
-            file.path().to_path_buf(),
-            format!("slot {slot} holds no win, draw or loss"),
-        )),
-        None => Ok(bits),
+    file.each_run(|first, value, length| bits.set_run(first, length, wdl_of(value)))?;
+    Ok(bits)
+}
+
+/// The win, draw or loss a `.wdl` file's value stands for (its code has
+/// no other values: checked at open).
+pub fn wdl_of(value: u16) -> Wdl {
+    match value {
+        1 => Wdl::Win,
+        2 => Wdl::Loss,
+        _ => Wdl::Draw,
+    }
+}
+
+/// The code ([`super::value::encode`]) of a slot whose `.wdl` value is
+/// `sign` and whose distance file holds `distance` (a draw's distance is
+/// free and ignored).
+pub fn code_of(sign: u16, distance: u16) -> u16 {
+    match sign {
+        0 => 0,
+        sign => 2 * distance + sign,
     }
 }
 

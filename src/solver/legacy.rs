@@ -61,22 +61,18 @@ pub fn read_values(
         return Err(LayerError::NotALayerFile(path));
     }
     let corrupt = |why: String| LayerError::Corrupt(path.clone(), why);
-    let rules_code = match kind.rules {
-        crate::board::Rules::Textbook => 0,
-        crate::board::Rules::Classic => 1,
-    };
-    let metric_code = match metric {
-        Metric::Dtz => 0,
-        Metric::Dte => 1,
-    };
     if (
         usize::from(bytes[12]),
         bytes[13],
         u32::from(bytes[14]),
         bytes[20],
-    ) != (kind.size, rules_code, kind.max_cars, metric_code)
-        || (u32::from(u16_at(16)), u32::from(u16_at(18)), u64_at(24))
-            != (layer.black, layer.white, layer.slots)
+    ) != (
+        kind.size,
+        kind.rules_code(),
+        kind.max_cars,
+        Content::Distance(metric).code(),
+    ) || (u32::from(u16_at(16)), u32::from(u16_at(18)), u64_at(24))
+        != (layer.black, layer.white, layer.slots)
     {
         return Err(LayerError::Foreign(
             path,
@@ -342,7 +338,7 @@ fn compare(
     values: &Values,
     positions: &[u64],
 ) -> Result<u64, LayerError> {
-    let is_position = |slot: u64| positions[(slot / 64) as usize] >> (slot % 64) & 1 == 1;
+    let is_position = |slot: u64| format::is_set(positions, slot);
     let mut first_wrong: Option<(PathBuf, u64)> = None;
     let mut compared = 0u64;
     if metric == Metric::Dtz {

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::cache::{BlockCache, Decoded, Tag, WdlReader, wdl_budget};
-use super::format::{Content, Kind, LayerError, LayerFile, Metric};
+use super::format::{Content, Kind, LayerError, LayerFile, Metric, code_of, wdl_of};
 use super::layers::Shape;
-use super::value::{Dtz, Values, Wdl, WdlBits};
+use super::value::{Dtz, Values, Wdl, WdlBits, decode};
+use crate::board::Position;
 
 /// The open files of a directory, by layer number.
 struct Files {
@@ -257,8 +258,7 @@ impl Tables {
                 Metric::Dtz => &files.dtz[id],
                 Metric::Dte => &files.dte.as_ref().expect("has_dte")[id],
             };
-            let d = u32::from(distances.value(slot)?);
-            Ok(if sign == 1 { Dtz::Win(d) } else { Dtz::Loss(d) })
+            Ok(decode(code_of(sign, distances.value(slot)?)))
         })();
         value
             .map(Some)
@@ -311,11 +311,8 @@ impl Tables {
             let mut at = first;
             while at < end {
                 dtz.block_runs(at, |distance, length| {
-                    for s in at..at + length {
-                        match values.code(s - first) {
-                            0 => {}
-                            sign => values.set(s - first, 2 * distance + sign),
-                        }
+                    for s in at - first..at - first + length {
+                        values.set(s, code_of(values.code(s), distance));
                     }
                     at += length;
                 })?;
@@ -376,17 +373,6 @@ impl Tables {
         })
     }
 }
-
-/// The win/draw/loss a `.wdl` file's value stands for.
-fn wdl_of(value: u16) -> Wdl {
-    match value {
-        1 => Wdl::Win,
-        2 => Wdl::Loss,
-        _ => Wdl::Draw,
-    }
-}
-
-use crate::board::Position;
 
 /// Every layer of `shape`, in the order of their numbers.
 fn layer_order(shape: &Shape) -> Vec<(u32, u32)> {
