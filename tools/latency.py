@@ -66,6 +66,15 @@ class Engine:
             if line.startswith(prefix):
                 return line, at
 
+    def lines_until(self, prefix, timeout=20.0):
+        """Every line up to and with the first that starts with `prefix`."""
+        lines = []
+        while True:
+            line, _ = self.line(timeout)
+            lines.append(line)
+            if line.startswith(prefix):
+                return lines
+
     def sync(self):
         self.send("isready")
         self.until("readyok")

@@ -13,9 +13,13 @@ Usage: tools/tables/play_memory.py BIN SIZE RULES DIR [--games 4]
 """
 
 import argparse
+import os
 import random
-import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from latency import Engine  # noqa: E402  (tools/latency.py: the engine over pipes)
 
 
 def status(pid):
@@ -41,30 +45,14 @@ def main():
     args = parser.parse_args()
     base, increment = (float(x) for x in args.clock.split("+"))
     rng = random.Random(args.seed)
-    engine = subprocess.Popen(
-        [args.binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True, bufsize=1,
-    )
-
-    def send(line):
-        engine.stdin.write(line + "\n")
-        engine.stdin.flush()
-
-    def until(prefix):
-        lines = []
-        while True:
-            line = engine.stdout.readline()
-            if not line:
-                raise RuntimeError("the engine exited")
-            lines.append(line.rstrip("\n"))
-            if line.startswith(prefix):
-                return lines
+    engine = Engine(args.binary)
+    send, until = engine.send, engine.lines_until
 
     send(f"setoption name BoardSize value {args.size}")
     send(f"setoption name Rules value {args.rules}")
     send(f"setoption name TablebasePath value {args.dir}")
     send("isready")
-    errors = [l for l in until("readyok") if "error" in l]
+    errors = [l for l in until("readyok", timeout=600) if "error" in l]
     if errors:
         raise SystemExit(errors[0])
     started = time.time()
@@ -90,12 +78,11 @@ def main():
                 clocks[side] += increment * 1000 - (time.time() - t) * 1000
             moves.append(move)
             plies_played += 1
-    fields = status(engine.pid)
+    fields = status(engine.proc.pid)
     print(f"{args.games} games, {plies_played} plies in {time.time() - started:.1f} s; "
           f"RssAnon {fields.get('RssAnon')}, RssFile {fields.get('RssFile')}, "
           f"VmHWM {fields.get('VmHWM')}")
-    send("quit")
-    engine.wait(timeout=10)
+    engine.quit()
 
 
 if __name__ == "__main__":

@@ -16,42 +16,15 @@ milliseconds, and the answers by kind (win / draw / loss / other).
 """
 
 import argparse
+import os
 import random
 import statistics
 import subprocess
 import sys
 import time
 
-
-class Engine:
-    def __init__(self, binary):
-        self.proc = subprocess.Popen(
-            [binary],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            bufsize=1,
-        )
-
-    def send(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def until(self, prefix):
-        lines = []
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("the engine exited: " + " | ".join(lines[-5:]))
-            line = line.rstrip("\n")
-            lines.append(line)
-            if line.startswith(prefix):
-                return line, lines
-
-    def quit(self):
-        self.send("quit")
-        self.proc.wait(timeout=10)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from latency import Engine  # noqa: E402  (tools/latency.py: the engine over pipes)
 
 
 def random_games(binary, size, rules, count, seed, max_plies):
@@ -65,17 +38,17 @@ def random_games(binary, size, rules, count, seed, max_plies):
         for _ in range(rng.randrange(max_plies + 1)):
             engine.send("position startpos moves " + " ".join(moves))
             engine.send("d")
-            line, _ = engine.until("Legal moves:")
+            line = engine.lines_until("Legal moves:")[-1]
             legal = line.split(":", 1)[1].split()
             engine.send("isready")
-            _, lines = engine.until("readyok")
+            lines = engine.lines_until("readyok")
             status = next((l for l in lines if l.startswith("Status:")), "")
             if not legal or "to move" not in status:
                 break
             moves.append(rng.choice(legal))
         engine.send("position startpos moves " + " ".join(moves))
         engine.send("d")
-        _, lines = engine.until("Status:")
+        lines = engine.lines_until("Status:")
         if "to move" in lines[-1]:
             games.append(moves)
     engine.quit()
@@ -104,7 +77,7 @@ def main():
         engine.send(f"setoption name Rules value {args.rules}")
         engine.send(f"setoption name TablebasePath value {args.dir}")
         engine.send("isready")
-        _, lines = engine.until("readyok")
+        lines = engine.lines_until("readyok", timeout=600)
         errors = [l for l in lines if "error" in l]
         if errors:
             sys.exit("the tables did not load: " + errors[0])
@@ -115,7 +88,7 @@ def main():
                 caches.write("3\n")
         started = time.perf_counter()
         engine.send("solve")
-        answer, _ = engine.until("solve")
+        answer = engine.lines_until("solve")[-1]
         times.append((time.perf_counter() - started) * 1000)
         kind = answer.split()[1] if len(answer.split()) > 1 else answer
         kinds[kind] = kinds.get(kind, 0) + 1
