@@ -56,7 +56,7 @@ pub struct BlockCache {
     entries: OnceLock<Vec<Entry>>,
     /// Slots a block holds (the largest of the directory's files).
     block_slots: u64,
-    /// Blocks decoded (misses), for tests and statistics.
+    /// Blocks decoded (misses), for the tests.
     decoded: AtomicUsize,
 }
 
@@ -96,7 +96,8 @@ impl BlockCache {
     }
 
     /// Bytes of decoded blocks held, and how many.
-    pub fn resident(&self) -> (usize, usize) {
+    #[cfg(test)]
+    fn resident(&self) -> (usize, usize) {
         let Some(entries) = self.entries.get() else {
             return (0, 0);
         };
@@ -105,7 +106,8 @@ impl BlockCache {
     }
 
     /// Blocks decoded so far.
-    pub fn decoded(&self) -> usize {
+    #[cfg(test)]
+    fn decoded(&self) -> usize {
         self.decoded.load(Ordering::Relaxed)
     }
 }
