@@ -114,6 +114,11 @@ pub fn solve_pair(
                     states[i][slot as usize].store(NO_POSITION, Ordering::Relaxed);
                     continue;
                 }
+                // A drawn position keeps its state 0: nothing to seed.
+                let won = match side.values.get(slot) {
+                    Wdl::Draw => continue,
+                    value => value == Wdl::Win,
+                };
                 let sideways = mover.sideways(black, white);
                 let mut shortest = u32::MAX;
                 let mut longest = 0;
@@ -128,37 +133,33 @@ pub fn solve_pair(
                         Dtz::Draw => {}
                     }
                 });
-                let state = match side.values.get(slot) {
-                    Wdl::Draw => 0,
-                    Wdl::Win => {
-                        if sideways + forward == 0 {
-                            shortest = 0;
-                        } else if finishes {
-                            shortest = 1;
-                        }
-                        if shortest == u32::MAX {
-                            WON | UNBOUNDED
-                        } else if shortest > MAX_DTE {
-                            fail(SolveError::TooDeep(shortest));
-                            return;
-                        } else {
-                            WON | shortest as u16
-                        }
+                let state = if won {
+                    if sideways + forward == 0 {
+                        shortest = 0;
+                    } else if finishes {
+                        shortest = 1;
                     }
-                    Wdl::Loss => {
-                        if into_loss || finishes {
-                            fail(SolveError::Inconsistent(format!(
-                                "layer {} slot {slot} is lost but has a move into a loss",
-                                side.layer.name()
-                            )));
-                            return;
-                        }
-                        if longest > MAX_DTE {
-                            fail(SolveError::TooDeep(longest));
-                            return;
-                        }
-                        LOST | (sideways as u16) << COUNT_SHIFT | longest as u16
+                    if shortest == u32::MAX {
+                        WON | UNBOUNDED
+                    } else if shortest > MAX_DTE {
+                        fail(SolveError::TooDeep(shortest));
+                        return;
+                    } else {
+                        WON | shortest as u16
                     }
+                } else {
+                    if into_loss || finishes {
+                        fail(SolveError::Inconsistent(format!(
+                            "layer {} slot {slot} is lost but has a move into a loss",
+                            side.layer.name()
+                        )));
+                        return;
+                    }
+                    if longest > MAX_DTE {
+                        fail(SolveError::TooDeep(longest));
+                        return;
+                    }
+                    LOST | (sideways as u16) << COUNT_SHIFT | longest as u16
                 };
                 states[i][slot as usize].store(state, Ordering::Relaxed);
                 if known(state) {
