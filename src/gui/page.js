@@ -456,7 +456,8 @@ function formatScore(analysis) {
   }
   if (analysis.wdl) {
     const [w, d, l] = analysis.wdl.map((x) => Math.round(x / 10));
-    text += `; win ${w}%, draw ${d}%, loss ${l}%`;
+    // The chances are the searched side's, as the score is: say whose.
+    text += `; ${side}: win ${w}%, draw ${d}%, loss ${l}%`;
   }
   return text;
 }

@@ -619,21 +619,23 @@ pub(crate) fn score_words(info: &Info, side: Color) -> String {
                 other
             };
             let lean = lean.abs();
+            // The score is the searched side's: say so.
+            let score = format!("score {cp} for {name}");
             if lean < 0.05 {
-                format!("about even (score {cp})")
+                format!("about even ({score})")
             } else if lean < 0.15 {
-                format!("{ahead} is slightly better (score {cp})")
+                format!("{ahead} is slightly better ({score})")
             } else if lean < 0.3 {
-                format!("{ahead} is better (score {cp})")
+                format!("{ahead} is better ({score})")
             } else {
-                format!("{ahead} is much better (score {cp})")
+                format!("{ahead} is much better ({score})")
             }
         }
         None => "no score yet".to_string(),
     };
     if let Some([win, draw, loss]) = info.wdl {
         words.push_str(&format!(
-            "; win {}%, draw {}%, loss {}%",
+            "; {name}: win {}%, draw {}%, loss {}%",
             (win + 5) / 10,
             (draw + 5) / 10,
             (loss + 5) / 10
@@ -833,16 +835,16 @@ mod tests {
         let words = |line: &str, side| score_words(&parse_info(line).unwrap(), side);
         assert_eq!(
             words("info depth 3 score cp 20", Color::Black),
-            "Black is slightly better (score 20) at depth 3"
+            "Black is slightly better (score 20 for Black) at depth 3"
         );
         assert_eq!(
             words("info score cp -200 wdl 50 100 850", Color::White),
-            "Black is much better (score -200); win 5%, draw 10%, loss 85%"
+            "Black is much better (score -200 for White); White: win 5%, draw 10%, loss 85%"
         );
         // The chances decide, not the size of the score.
         assert_eq!(
             words("info score cp 300 wdl 100 800 100", Color::White),
-            "about even (score 300); win 10%, draw 80%, loss 10%"
+            "about even (score 300 for White); White: win 10%, draw 80%, loss 10%"
         );
         assert_eq!(
             words("info score mate 1", Color::White),
@@ -854,7 +856,7 @@ mod tests {
         );
         assert_eq!(
             words("info score cp 3", Color::White),
-            "about even (score 3)"
+            "about even (score 3 for White)"
         );
     }
 
