@@ -208,12 +208,14 @@ impl Family {
 
     fn curve(self, (big_a, big_b): (f64, f64), s: &Sample) -> (f64, f64) {
         let (x, y) = self.scales(s);
+        // 3 x 3 has no drawn position: no draw band there (as in src/wdl.rs).
+        let x = if s.position.size() == 3 { 0.0 } else { x };
         (big_a * x, big_b * y)
     }
 }
 
 /// The family `src/wdl.rs` uses (with `a = 0` on 3 x 3).
-const ENGINE_FAMILY: Family = Family::Blocking;
+const ENGINE_FAMILY: Family = Family::CarShare(2);
 
 /// Where the truth comes from: solved tables.
 struct Oracle(Arc<Layered>);
@@ -693,6 +695,6 @@ fn main() {
     }
     if let Some((_, constants)) = results.iter().find(|(f, _)| *f == ENGINE_FAMILY) {
         let (a, b) = constants[constants.len() - 1].1;
-        println!("constants for src/wdl.rs ({ENGINE_FAMILY:?}): A = {a:.1}, B = {b:.2}");
+        println!("constants for src/wdl.rs ({ENGINE_FAMILY:?}): A = {a:.3}, B = {b:.3}");
     }
 }
