@@ -65,6 +65,10 @@ struct Args {
     /// sampling new ones.
     #[arg(long, conflicts_with = "tables")]
     load: Option<std::path::PathBuf>,
+    /// Fit on the --check boards' positions too (half of each board's
+    /// games, the other half held out), not only score the curves there.
+    #[arg(long)]
+    fit_checks: bool,
 }
 
 /// A position's true result for the side to move.
@@ -164,10 +168,12 @@ enum Family {
     /// `a` proportional to a power of the share of the cars still on the
     /// board, `b` to the square root of the moves left.
     CarShare(i32),
+    /// As `CarShare`, with `A` and `B` fitted on each board alone.
+    CarShareEach(i32),
 }
 
 impl Family {
-    const ALL: [Family; 13] = [
+    const ALL: [Family; 14] = [
         Family::PerBoard,
         Family::Race,
         Family::RaceSqrt,
@@ -181,6 +187,7 @@ impl Family {
         Family::CarShare(2),
         Family::CarShare(4),
         Family::CarShare(8),
+        Family::CarShareEach(2),
     ];
 
     fn scales(self, s: &Sample) -> (f64, f64) {
@@ -199,7 +206,7 @@ impl Family {
                 let n = s.position.size() as f64;
                 ((s.race() / (2.0 * n * (n - 1.0))).powi(p), s.race().sqrt())
             }
-            Family::CarShare(p) => {
+            Family::CarShare(p) | Family::CarShareEach(p) => {
                 let n = s.position.size() as f64;
                 ((s.cars() / (2.0 * (n - 1.0))).powi(p), s.race().sqrt())
             }
@@ -215,7 +222,7 @@ impl Family {
 }
 
 /// The family `src/wdl.rs` uses (with `a = 0` on 3 x 3).
-const ENGINE_FAMILY: Family = Family::CarShare(2);
+const ENGINE_FAMILY: Family = Family::CarShareEach(2);
 
 /// Where the truth comes from: solved tables.
 struct Oracle(Arc<Layered>);
@@ -596,18 +603,24 @@ fn main() {
             sampled
         }
     };
+    let (mut fitted_on, mut checks) = (fitted_on, checks);
+    if args.fit_checks {
+        fitted_on.extend(checks.drain(..).flat_map(|(_, samples)| samples));
+    }
     let train: Vec<&Sample> = fitted_on.iter().filter(|s| !s.held_out).collect();
-    // The families are fitted on 4 x 4 and 5 x 5; 3 x 3, which has no
-    // drawn position, is scored like the other boards.
+    // The families are fitted on the boards from 4 x 4 up; 3 x 3, which
+    // has no drawn position, is scored like the other boards.
     let train45: Vec<&Sample> = train
         .iter()
         .copied()
         .filter(|s| s.position.size() > 3)
         .collect();
-    let sizes = [3, 4, 5];
+    let mut sizes: Vec<usize> = fitted_on.iter().map(|s| s.position.size()).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
     let held_out: Vec<&Sample> = fitted_on.iter().filter(|s| s.held_out).collect();
     println!(
-        "fitted on {} positions of 4 x 4 and 5 x 5 (PerBoard: each board on its own share of {}), \
+        "fitted on {} positions of the boards from 4 x 4 up (PerBoard, CarShareEach: each board on its own share of {}), \
          held out {}; log loss in nats a position (lower is better), then how often the \
          most likely result is the true one",
         train45.len(),
@@ -617,7 +630,7 @@ fn main() {
     let mut results = Vec::new();
     for family in Family::ALL {
         let constants: Vec<(usize, (f64, f64))> = match family {
-            Family::PerBoard => sizes
+            Family::PerBoard | Family::CarShareEach(_) => sizes
                 .iter()
                 .map(|&n| (n, fit(&on(&train, n), family)))
                 .collect(),
@@ -694,7 +707,10 @@ fn main() {
         calibration(&test, &engine_curve);
     }
     if let Some((_, constants)) = results.iter().find(|(f, _)| *f == ENGINE_FAMILY) {
-        let (a, b) = constants[constants.len() - 1].1;
-        println!("constants for src/wdl.rs ({ENGINE_FAMILY:?}): A = {a:.3}, B = {b:.3}");
+        for (n, (a, b)) in constants {
+            println!(
+                "constants for src/wdl.rs ({ENGINE_FAMILY:?}), {n} x {n}: A = {a:.3}, B = {b:.3}"
+            );
+        }
     }
 }

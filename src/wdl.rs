@@ -29,10 +29,10 @@
 //! use dodgem::Position;
 //! use dodgem::wdl::{Curve, Wdl};
 //! let start = Position::start(5);
-//! let even = Wdl::from_score(0, &start, Curve::NET);
+//! let even = Wdl::from_score(0, &start, Curve::net(5));
 //! assert_eq!(even.win + even.draw + even.loss, 1000);
 //! assert_eq!(even.win, even.loss);
-//! assert_eq!(Wdl::from_score(dodgem::search::MATE - 9, &start, Curve::NET), Wdl::WIN);
+//! assert_eq!(Wdl::from_score(dodgem::search::MATE - 9, &start, Curve::net(5)), Wdl::WIN);
 //! ```
 
 use std::fmt;
@@ -76,12 +76,22 @@ pub enum Width {
 }
 
 impl Curve {
-    /// Fitted to `net`'s scores on 3 x 3 to 5 x 5 (see the module docs).
-    pub const NET: Curve = Curve {
-        width: Width::CarShare,
-        a_scale: 364.857,
-        b_scale: 17.861,
-    };
+    /// Fitted to `net`'s scores on each board from 4 x 4 to 6 x 6 alone
+    /// (see the module docs); 3 x 3 (where `a` is 0) takes 4 x 4's `B`,
+    /// 7 x 7 and 8 x 8 (no tables to fit on) 6 x 6's.
+    pub fn net(size: usize) -> Curve {
+        let (a_scale, b_scale) = match size {
+            0..=4 => (310.279, 19.934),
+            5 => (417.480, 18.501),
+            _ => (373.056, 13.318),
+        };
+        Curve {
+            width: Width::CarShare,
+            a_scale,
+            b_scale,
+        }
+    }
+
     /// Fitted to `learned`'s scores on 4 x 4 and 5 x 5, the same way, when
     /// it was the default (its weights have not changed since).
     pub const LEARNED: Curve = Curve {
@@ -96,7 +106,7 @@ impl Curve {
     pub fn of(evaluation: Evaluation, size: usize) -> Curve {
         match evaluation.on_board(size) {
             Evaluation::Learned => Curve::LEARNED,
-            _ => Curve::NET,
+            _ => Curve::net(size),
         }
     }
 
@@ -197,7 +207,7 @@ mod tests {
             "7B/8/8/8/8/8/8/W7 b",
         ];
         for position in positions.map(|p| crate::notation::parse_position(p).unwrap()) {
-            for curve in [Curve::NET, Curve::LEARNED] {
+            for curve in [Curve::net(5), Curve::LEARNED] {
                 let mut last_win = 0;
                 for score in (-3000..=3000).step_by(7) {
                     let wdl = Wdl::from_score(score, &position, curve);
@@ -214,7 +224,7 @@ mod tests {
     #[test]
     fn proven_results_are_exact() {
         let start = Position::start(6);
-        let curve = Curve::NET;
+        let curve = Curve::net(5);
         assert_eq!(Wdl::from_score(MATE - 1, &start, curve), Wdl::WIN);
         assert_eq!(Wdl::from_score(-(MATE - 40), &start, curve), Wdl::LOSS);
         assert_eq!(Wdl::from_score(30_000 - 17, &start, curve), Wdl::WIN);
@@ -225,11 +235,11 @@ mod tests {
     #[test]
     fn each_evaluation_reads_its_scores_on_its_own_curve() {
         use Evaluation::*;
-        assert_eq!(Curve::of(Auto, 6), Curve::NET);
+        assert_eq!(Curve::of(Auto, 6), Curve::net(6));
         assert_eq!(Curve::of(Auto, 7), Curve::LEARNED);
         assert_eq!(Curve::of(Learned, 5), Curve::LEARNED);
-        assert_eq!(Curve::of(Net, 8), Curve::NET);
-        assert_eq!(Curve::of(Race, 5), Curve::NET);
+        assert_eq!(Curve::of(Net, 8), Curve::net(8));
+        assert_eq!(Curve::of(Race, 5), Curve::net(5));
         // The same score means other chances on the two evaluations' scales.
         let position = Position::start(7);
         let net = Wdl::from_score(300, &position, Curve::of(Net, 7));
