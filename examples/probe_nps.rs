@@ -24,21 +24,9 @@ use std::time::Instant;
 use dodgem::Position;
 use dodgem::board::{Color, Rules};
 use dodgem::game::Game;
+use dodgem::referee::SplitMix64;
 use dodgem::search::{Limits, Request, Settings, Signals, TableUse, Tables, search};
 use dodgem::tablebase::Layered;
-
-/// SplitMix64, for the random games.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
 
 /// Nodes, seconds and table hits of one search of `root`.
 fn measure(
@@ -82,7 +70,7 @@ fn cars(position: &Position) -> (u32, u32) {
 /// The end of a random game of 10 to 59 plies from the start that has
 /// stopped where a side has `max_cars + 1` cars and the other at most
 /// `max_cars`; `None` if the game ends or never gets there.
-fn root(rng: &mut Rng, size: usize, rules: Rules, max_cars: u32) -> Option<Position> {
+fn root(rng: &mut SplitMix64, size: usize, rules: Rules, max_cars: u32) -> Option<Position> {
     let mut game = Game::new(Position::start(size));
     for _ in 0..10 + rng.below(50) {
         let (most, fewest) = cars(game.position());
@@ -120,7 +108,7 @@ fn main() {
         "{}x{} {:?} tables of at most {} cars a side from {dir}, {nodes} nodes a search",
         kind.size, kind.size, kind.rules, kind.max_cars
     );
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut ratios = Vec::new();
     while ratios.len() < count {
         let Some(root) = root(&mut rng, kind.size, kind.rules, kind.max_cars) else {

@@ -32,6 +32,10 @@ pub mod record;
 pub(crate) mod results;
 pub(crate) mod stats;
 
+/// The seeded generator of the random openings, for tools that want the
+/// same kind of randomness (the examples).
+pub use openings::SplitMix64;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
