@@ -1512,11 +1512,53 @@ fn a_gauntlet_checks_every_argument_before_the_first_game() {
         refused.stderr
     );
     std::fs::remove_file(&out).unwrap();
-    // A cell played before with other games is kept, not played over.
+    // Cells played before with other games, another rule, other openings
+    // or another engine's options are kept, not played over or mixed into
+    // one table: the directory says what its cells were played with.
     let played = gauntlet(&out, &[&same], &cell);
     assert!(played.status.success(), "{}", played.stderr);
     let results = out.join("same_4x4_5+0.1.json");
     let before = std::fs::read_to_string(&results).unwrap();
+    for (other, message) in [
+        (
+            &["--games", "4"][..],
+            "played with `games 2`, not `games 4`",
+        ),
+        (
+            &["--rules", "classic"][..],
+            "`rules textbook`, not `rules classic`",
+        ),
+        (&["--seed", "2"][..], "`seed 1`, not `seed 2`"),
+        (
+            &["--random-plies", "3"][..],
+            "`random plies 2`, not `random plies 3`",
+        ),
+        (
+            &["--option", "Hash=2"][..],
+            "`engine options `, not `engine options Hash=2`",
+        ),
+    ] {
+        let mut args = cell.to_vec();
+        args.extend(["--size", "3"]);
+        args.extend_from_slice(other);
+        let refused = gauntlet(&out, &[&same], &args);
+        assert!(
+            refused.stderr.contains(message),
+            "{other:?}: {}",
+            refused.stderr
+        );
+        assert!(
+            refused.stderr.contains("gauntlet.txt"),
+            "{}",
+            refused.stderr
+        );
+        assert!(refused.stdout.is_empty(), "{other:?}: {}", refused.stdout);
+        assert!(!out.join("same_3x3_5+0.1.json").exists(), "{other:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), before);
+    // A directory of an earlier version, without the settings file, still
+    // has each cell's games checked.
+    std::fs::remove_file(out.join("gauntlet.txt")).unwrap();
     let mut args = cell.to_vec();
     args.extend(["--size", "3", "--games", "4"]);
     let refused = gauntlet(&out, &[&same], &args);

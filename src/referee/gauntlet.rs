@@ -292,6 +292,10 @@ const HEADER: &str = "| opponent | board | clock | score (W - L - D) | fraction 
 
 /// The name of the table's file in the output directory.
 const SUMMARY: &str = "summary.md";
+/// The file in `--out` that says what its cells were played with.
+const SETTINGS: &str = "gauntlet.txt";
+/// Longest settings file read.
+const MAX_SETTINGS_BYTES: u64 = 64 * 1024;
 
 impl GauntletArgs {
     /// Plays the gauntlet (see the module docs).
@@ -434,6 +438,7 @@ impl GauntletArgs {
             ))
         })?;
         files::check_writable(&self.out.join(SUMMARY))?;
+        self.check_settings()?;
         let mut played = Vec::new();
         for (cell, args) in cells {
             let results = self.results(cell);
@@ -458,6 +463,56 @@ impl GauntletArgs {
             played.push(saved);
         }
         Ok(played)
+    }
+
+    /// What every cell in `--out` is played with, a line each: the
+    /// engine's name and options, the games a cell, the rule and the
+    /// openings. (Not the engine's command: a stopped run may go on with
+    /// another build of the same engine.)
+    fn settings(&self) -> String {
+        let mut options = self.option.clone();
+        options.sort();
+        format!(
+            "dodgem gauntlet: the cells in this directory were played with\n\
+             engine {}\nengine options {}\ngames {}\nrules {}\nrandom plies {}\nseed {}\n",
+            self.name,
+            options.join(" "),
+            self.games,
+            self.rules.name(),
+            self.random_plies,
+            self.seed
+        )
+    }
+
+    /// Refuses an `--out` whose cells were played with other settings
+    /// (its table would mix them under one heading), and records this
+    /// run's settings in one that has none yet.
+    fn check_settings(&self) -> Result<(), MatchError> {
+        let path = self.out.join(SETTINGS);
+        let wanted = self.settings();
+        if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) {
+            return Ok(files::write(&path, &wanted)?);
+        }
+        let found = files::read_text(&path, MAX_SETTINGS_BYTES)?;
+        if found == wanted {
+            return Ok(());
+        }
+        let differs = wanted
+            .lines()
+            .zip(found.lines().chain(std::iter::repeat("")))
+            .find(|(want, have)| want != have);
+        Err(MatchError(match differs {
+            Some((want, have)) if !have.is_empty() => format!(
+                "{} was played with `{have}`, not `{want}` (see {}): use another --out, or the \
+                 same settings",
+                files::shown(&self.out),
+                files::shown(&path)
+            ),
+            _ => format!(
+                "{} is not a gauntlet's settings file: use another --out",
+                files::shown(&path)
+            ),
+        }))
     }
 
     /// Plays a cell. Its results file appears only once the cell is whole.
