@@ -6,24 +6,15 @@ a "person" random moves for the other. It must win every game.
 
 usage: gui_endgames.py DODGEM TABLE_DIR SIZE GAMES SEED
 """
-import json, random, subprocess, sys, time, urllib.request, re
+import os, random, re, sys, urllib.error
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gui_client import Gui  # noqa: E402  (gui_client.py: `dodgem gui` over HTTP)
 exe, tables, size, games, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 rules = tables.rstrip('/').split('-')[-1]
-gui = subprocess.Popen([exe, "gui", "--port", "0", "--option", f"TablebasePath={tables}"],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-port = re.search(r"127\.0\.0\.1:(\d+)", gui.stdout.readline()).group(1)
-base = f"http://127.0.0.1:{port}"
-def call(path, body=None):
-    req = urllib.request.Request(base + path, data=None if body is None else json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"}, method="GET" if body is None else "POST")
-    with urllib.request.urlopen(req, timeout=600) as r: return json.load(r)
+gui = Gui(exe, tables)
+call = gui.call
 def wait(pred, limit=600):
-    t = time.time()
-    while True:
-        s = call("/api/state")
-        if pred(s): return s
-        if time.time() - t > limit: raise SystemExit("timeout")
-        time.sleep(0.1)
+    return gui.wait(pred, limit, poll=0.1)
 rng = random.Random(seed)
 def random_position():
     squares = rng.sample(range(size * size), 6)
@@ -67,4 +58,4 @@ while played < games:
     wins += won
     print(f"{pos}: table says {winner} wins ({text}); {len(s['moves'])} plies; result {s.get('result', {}).get('text')}", flush=True)
 print(f"{wins} of {played} won by the engine as the table predicted")
-gui.terminate()
+gui.close()

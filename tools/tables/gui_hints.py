@@ -8,39 +8,22 @@ move of the new position has its value (`view.hints.done`, polled every
 usage: gui_hints.py DODGEM TABLE_DIR SIZE RULES MOVES SEED
 Prints the median, 90th percentile and longest wait in milliseconds.
 """
-import json
+import os
 import random
-import re
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gui_client import Gui  # noqa: E402  (gui_client.py: `dodgem gui` over HTTP)
 
 exe, tables, size, rules, count, seed = sys.argv[1:7]
-gui = subprocess.Popen([exe, "gui", "--port", "0", "--option", f"TablebasePath={tables}"],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-port = re.search(r"127\.0\.0\.1:(\d+)", gui.stdout.readline()).group(1)
-base = f"http://127.0.0.1:{port}"
-
-
-def call(path, body=None):
-    request = urllib.request.Request(
-        base + path, data=None if body is None else json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"}, method="GET" if body is None else "POST")
-    with urllib.request.urlopen(request, timeout=60) as reply:
-        return json.load(reply)
+gui = Gui(exe, tables, timeout=60)
+call = gui.call
 
 
 def wait(predicate, limit=60.0):
-    started = time.time()
-    while True:
-        state = call("/api/state")
-        if predicate(state):
-            return state
-        if time.time() - started > limit:
-            raise SystemExit(f"timeout: {json.dumps(state)[:1000]}")
-        time.sleep(0.002)
+    return gui.wait(predicate, limit, poll=0.002)
 
 
 def hints_done(state):
@@ -63,7 +46,7 @@ while len(waits) < int(count):
     state = wait(lambda s: hints_done(s) or s.get("result"))
     if not state.get("result"):
         waits.append((time.perf_counter() - started) * 1000)
-gui.terminate()
+gui.close()
 waits.sort()
 print(f"{len(waits)} positions: median {statistics.median(waits):.1f} ms, "
       f"90th {waits[int(0.9 * len(waits))]:.1f} ms, longest {waits[-1]:.1f} ms")
