@@ -18,12 +18,12 @@
 //! chances change with the score. `a` grows with the cars both sides
 //! still have, `b` with how far the race has to go ([`Curve::at`]); their
 //! constants were fitted for each evaluation's scores ([`Curve::of`]), by
-//! maximum likelihood, to
-//! the true results of positions whose values the solved 4 x 4 and 5 x 5
-//! tables know, against the score a search gives them. `examples/fitwdl.rs`
-//! does the fitting and prints the constants below; docs/wdl.md says how
-//! well the curve predicts positions it was not fitted on (6 x 6, against
-//! its solved tables, among them).
+//! maximum likelihood, to the true results of positions whose values
+//! solved tables know (4 x 4 to 6 x 6 for `net`, each board on its own;
+//! 4 x 4 and 5 x 5 for `learned`), against the score a search gives them.
+//! `examples/fitwdl.rs` does the fitting and prints the constants below;
+//! docs/wdl.md says how well the curve predicts positions it was not
+//! fitted on.
 //!
 //! ```
 //! use dodgem::Position;
