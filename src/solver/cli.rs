@@ -9,7 +9,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::default_threads;
-use super::format::{Kind, Metric, read_header, read_values};
+use super::format::{Kind, Metric, read_header};
 use super::layered::{self, PairDone, Plan};
 use super::playout::PlayoutPlan;
 use super::reach;
@@ -243,7 +243,8 @@ fn dte_pass(
             resident_memory().unwrap_or_default(),
         );
     };
-    let outcome = layered::add_dte(dir, threads, stop_after_layers, &mut on_pair)?;
+    let done = layered::add_dte(dir, threads, stop_after_layers, &mut on_pair)?;
+    let outcome = done.outcome;
     if outcome.stopped {
         println!(
             "stopped after writing {} distance-to-the-end files, as asked; run `dodgem solve --dte {}` to continue",
@@ -256,21 +257,7 @@ fn dte_pass(
     let peak = peak_memory().unwrap_or_else(|| "unknown".into());
     let tables = Tables::open(dir)?;
     let kind = tables.kind();
-    let shape = tables.shape();
-    // The longest distances, a layer at a time (not kept).
-    let (mut win, mut loss) = (0, 0);
-    for a in shape.min_progress()..=shape.max_progress() {
-        for b in shape.min_progress()..=shape.max_progress() {
-            let (values, _) = read_values(dir, kind, Metric::Dte, &shape.layer(a, b))?;
-            for slot in 0..values.len() as u64 {
-                match values.get(slot) {
-                    Dtz::Win(d) => win = win.max(d),
-                    Dtz::Loss(d) => loss = loss.max(d),
-                    Dtz::Draw => {}
-                }
-            }
-        }
-    }
+    let (win, loss) = (done.longest_win, done.longest_loss);
     println!(
         "{n}x{n} Dodgem, {} rule, at most {} cars a side: distances to the end in {} ({} layer files written, {seconds:.1} s, {threads} threads, peak memory {peak}); longest win {win} plies to the end, longest loss {loss}",
         kind.rules.name(),

@@ -80,6 +80,7 @@ pub fn solve_pair(
     threads: usize,
     sides: Vec<DteSide>,
 ) -> Result<Vec<Solved>, SolveError> {
+    let started = std::time::Instant::now();
     let states: Vec<Vec<AtomicU16>> = sides
         .iter()
         .map(|side| (0..side.layer.slots).map(|_| AtomicU16::new(0)).collect())
@@ -173,6 +174,8 @@ pub fn solve_pair(
     }
     // The rest needs only the states: the largest pairs want the memory.
     drop(sides);
+    log::debug!("seed: {:.2} s", started.elapsed().as_secs_f64());
+    let levels_started = std::time::Instant::now();
     let mut level = 0;
     while let Some(next) = marks.next_from(level) {
         level = next;
@@ -216,6 +219,10 @@ pub fn solve_pair(
         marks.scanned(level);
         level += 1;
     }
+    log::debug!(
+        "levels: {:.2} s to level {level}",
+        levels_started.elapsed().as_secs_f64()
+    );
     states
         .into_iter()
         .zip(layers)

@@ -893,19 +893,34 @@ pub fn write_file(
     let slots = values.len() as u64;
     let blocks = slots.div_ceil(block_slots);
     let classes = codec::classes(block_slots);
+    // What is stored for each code, looked up rather than decoded: the
+    // runs are found twice for every slot of the layer.
+    let most = match values {
+        Values::Narrow(_) => u16::from(u8::MAX),
+        Values::Packed { .. } => 511,
+        Values::Wide(_) => u16::MAX,
+    };
+    let stored_of: Vec<Option<u16>> = (0..=most).map(|code| stored(content, code)).collect();
     let runs_of = |block: u64, emit: &mut dyn FnMut(u16, u64)| {
         let start = block * block_slots;
         let end = (start + block_slots).min(slots);
-        codec::runs(
-            (start..end).map(|slot| {
-                if is_set(positions, slot) {
-                    stored(content, values.code(slot))
-                } else {
-                    None
-                }
-            }),
-            &mut *emit,
-        );
+        let stored_at = |slot: u64, code: u16| {
+            if is_set(positions, slot) {
+                stored_of[usize::from(code)]
+            } else {
+                None
+            }
+        };
+        match values {
+            Values::Narrow(codes) => codec::runs(
+                (start..end).map(|slot| stored_at(slot, u16::from(codes[slot as usize]))),
+                &mut *emit,
+            ),
+            _ => codec::runs(
+                (start..end).map(|slot| stored_at(slot, values.code(slot))),
+                &mut *emit,
+            ),
+        }
     };
     // Blocks are coded in chunks, on every thread: first counted, then
     // written with the code the counts give.

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use super::dte::{self, DteSide};
@@ -16,7 +17,7 @@ use super::format::{self, Kind, LayerError, Metric, read_header, read_wdl};
 use super::layers::{Block, Child, Layer, Shape};
 use super::retro::{Side, Solved, solve_pair};
 use super::value::{Dtz, Tally, Values, WdlBits, decode};
-use super::{SolveError, parallel};
+use super::{SolveError, parallel, schedule};
 use crate::board::Rules;
 
 /// Why a layered solve, check or comparison failed.
@@ -176,66 +177,187 @@ fn ahead_of(shape: &Shape, layer: &Layer) -> Option<Layer> {
 pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome, LayeredError> {
     let shape = shape_of(plan.kind)?;
     format::prepare_dir(&plan.dir, plan.kind)?;
+    let pass = Pass {
+        dir: &plan.dir,
+        kind: plan.kind,
+        metric: Metric::Dtz,
+        threads: plan.threads,
+        bytes_per_slot: SOLVE_BYTES_PER_SLOT,
+        stop_after_layers: plan.stop_after_layers,
+    };
     each_pair(
         &pair_layers(&shape),
-        &plan.dir,
-        plan.kind,
-        Metric::Dtz,
-        plan.stop_after_layers,
+        &pass,
         progress,
-        |layers, phases| solve_one_pair(&shape, plan, layers, phases),
+        |layers, threads, phases| solve_one_pair(&shape, plan, threads, layers, phases),
     )
 }
 
-/// Works through `pairs` in order: a pair whose `metric` files are all in
-/// `dir` already is reported as found there; any other is made by
-/// `compute` (which returns each layer's tally and file size and fills
-/// in the phases' seconds). Stops before a pair once
-/// `stop_after_layers` files have been written, if given; calls
-/// `progress` after each pair.
-fn each_pair(
-    pairs: &[Vec<Layer>],
-    dir: &Path,
+/// A pass over the pairs of a directory: which files it makes, and with
+/// what.
+struct Pass<'a> {
+    dir: &'a Path,
     kind: Kind,
     metric: Metric,
+    threads: usize,
+    /// Memory a pair takes while it is made, a slot.
+    bytes_per_slot: u64,
     stop_after_layers: Option<u64>,
+}
+
+/// Memory a pair takes while it is solved, a slot: its one-byte states
+/// (two for the rare pair whose distances need them) with the layers
+/// ahead's win/draw/loss, and its values while they are written.
+const SOLVE_BYTES_PER_SLOT: u64 = 3;
+
+/// Memory a pair takes while its distances to the end are derived, a
+/// slot: two-byte states, the layers ahead's distances, and the values
+/// made from the states.
+const DTE_BYTES_PER_SLOT: u64 = 5;
+
+/// Works through `pairs` (in the order of [`pair_layers`]): a pair whose
+/// `pass.metric` files are all in `dir` already is reported as found there;
+/// any other is made by `compute` (given the threads it may use; it
+/// returns each layer's tally and file size and fills in the phases'
+/// seconds) once the pairs its forward moves reach are done, several at a
+/// time where they are small enough (see [`schedule`]): each takes about
+/// `bytes_per_slot` bytes a slot while it is made. Starts no pair once
+/// `stop_after_layers` files have been written or are being written, if
+/// given; calls `progress` after each pair, in the order they finish.
+fn each_pair(
+    pairs: &[Vec<Layer>],
+    pass: &Pass,
     progress: &mut dyn FnMut(&PairDone),
-    mut compute: impl FnMut(&[Layer], &mut [f64; 3]) -> Result<Vec<(Tally, u64)>, LayeredError>,
+    compute: impl Fn(&[Layer], usize, &mut [f64; 3]) -> Result<Vec<(Tally, u64)>, LayeredError> + Sync,
 ) -> Result<Outcome, LayeredError> {
+    let Pass {
+        dir,
+        kind,
+        metric,
+        threads,
+        bytes_per_slot,
+        stop_after_layers,
+    } = *pass;
     let mut outcome = Outcome {
         tally: Tally::default(),
         layers_written: 0,
         stopped: false,
     };
-    for (done, layers) in pairs.iter().enumerate() {
-        if stop_after_layers.is_some_and(|limit| outcome.layers_written >= limit) {
-            outcome.stopped = true;
-            break;
-        }
-        let started = Instant::now();
-        let mut report = PairDone::starting(layers, done + 1, pairs.len());
+    let mut reported = 0;
+    let mut found = Vec::with_capacity(pairs.len());
+    for layers in pairs {
         let headers = layers
             .iter()
             .map(|layer| format::read_values_header(dir, kind, metric, layer))
             .collect::<Result<Vec<_>, _>>()?;
-        if headers.iter().all(Option::is_some) {
+        let on_disk = headers.iter().all(Option::is_some);
+        if on_disk {
+            reported += 1;
+            let mut report = PairDone::starting(layers, reported, pairs.len());
             for (header, layer) in headers.iter().flatten().zip(layers) {
                 report.tally.merge(header.tally);
                 report.bytes += file_len(&metric.path(dir, layer.black, layer.white));
             }
-        } else {
-            report.resumed = false;
-            for (tally, bytes) in compute(layers, &mut report.phases)? {
-                report.tally.merge(tally);
-                report.bytes += bytes;
-            }
-            outcome.layers_written += layers.len() as u64;
+            outcome.tally.merge(report.tally);
+            progress(&report);
         }
-        report.seconds = started.elapsed().as_secs_f64();
-        outcome.tally.merge(report.tally);
-        progress(&report);
+        found.push(on_disk);
+    }
+    let jobs = pair_jobs(pairs, bytes_per_slot);
+    let budget = schedule::Budget {
+        threads,
+        bytes: memory_budget(),
+    };
+    // Shared by the two callbacks below, both on this thread.
+    let outcome = std::cell::RefCell::new(outcome);
+    let reported = std::cell::Cell::new(reported);
+    // Layers of the pairs running now, for the stop.
+    let pending = std::cell::Cell::new(0u64);
+    let mut error = None;
+    schedule::run(
+        &jobs,
+        found,
+        budget,
+        |i, threads| {
+            let started = Instant::now();
+            let mut phases = [0.0; 3];
+            let result = compute(&pairs[i], threads, &mut phases);
+            (result, phases, started.elapsed().as_secs_f64())
+        },
+        |i| {
+            let written = outcome.borrow().layers_written + pending.get();
+            if stop_after_layers.is_some_and(|limit| written >= limit) {
+                outcome.borrow_mut().stopped = true;
+                return schedule::Flow::Stop;
+            }
+            pending.set(pending.get() + pairs[i].len() as u64);
+            schedule::Flow::Continue
+        },
+        |i, (result, phases, seconds)| {
+            let layers = &pairs[i];
+            pending.set(pending.get() - layers.len() as u64);
+            match result {
+                Ok(written) => {
+                    reported.set(reported.get() + 1);
+                    let mut report = PairDone::starting(layers, reported.get(), pairs.len());
+                    report.resumed = false;
+                    report.phases = phases;
+                    report.seconds = seconds;
+                    for (tally, bytes) in written {
+                        report.tally.merge(tally);
+                        report.bytes += bytes;
+                    }
+                    let mut outcome = outcome.borrow_mut();
+                    outcome.layers_written += layers.len() as u64;
+                    outcome.tally.merge(report.tally);
+                    progress(&report);
+                    schedule::Flow::Continue
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                    schedule::Flow::Stop
+                }
+            }
+        },
+    );
+    let outcome = outcome.into_inner();
+    if let Some(e) = error {
+        return Err(e);
     }
     Ok(outcome)
+}
+
+/// The pairs as jobs: each waits for the pairs holding the layers its
+/// forward moves reach, and needs `bytes_per_slot` bytes a slot.
+fn pair_jobs(pairs: &[Vec<Layer>], bytes_per_slot: u64) -> Vec<schedule::Job> {
+    let index: HashMap<(u32, u32), usize> = pairs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, layers)| layers.iter().map(move |l| ((l.black, l.white), i)))
+        .collect();
+    pairs
+        .iter()
+        .map(|layers| schedule::Job {
+            // Black's forward moves from (a, b) reach (b, a + 1).
+            after: layers
+                .iter()
+                .filter_map(|l| index.get(&(l.white, l.black + 1)).copied())
+                .collect(),
+            bytes: layers.iter().map(|l| l.slots).sum::<u64>() * bytes_per_slot,
+        })
+        .collect()
+}
+
+/// Memory the pairs being made may take at once: half the machine's
+/// (4 GiB where it cannot be read).
+fn memory_budget() -> u64 {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+    total.map_or(4 << 30, |kib| kib * 1024 / 2)
 }
 
 fn file_len(path: &Path) -> u64 {
@@ -246,6 +368,7 @@ fn file_len(path: &Path) -> u64 {
 fn solve_one_pair(
     shape: &Shape,
     plan: &Plan,
+    threads: usize,
     layers: &[Layer],
     phases: &mut [f64; 3],
 ) -> Result<Vec<(Tally, u64)>, LayeredError> {
@@ -253,7 +376,7 @@ fn solve_one_pair(
     let solved = solve_pair_from(
         shape,
         plan.kind.rules,
-        plan.threads,
+        threads,
         plan.two_bytes,
         layers,
         &|layer| read_wdl(&plan.dir, plan.kind, layer),
@@ -438,6 +561,15 @@ fn dte_pair_from(
     Ok(solved)
 }
 
+/// What [`add_dte`] did: the pass's outcome, and the longest win and
+/// loss of the whole directory (once every pair has its distances).
+#[derive(Clone, Debug)]
+pub struct DteOutcome {
+    pub outcome: Outcome,
+    pub longest_win: u32,
+    pub longest_loss: u32,
+}
+
 /// Adds the distance to the end of every position to the solved tables
 /// in `dir` (a `.dte` file beside each layer's `.dtz` file), pair by pair
 /// from the end of the game back, calling `progress` after each pair. A
@@ -453,7 +585,7 @@ pub fn add_dte(
     threads: usize,
     stop_after_layers: Option<u64>,
     progress: &mut dyn FnMut(&PairDone),
-) -> Result<Outcome, LayeredError> {
+) -> Result<DteOutcome, LayeredError> {
     let kind = format::read_kind(dir)?;
     let shape = shape_of(kind)?;
     format::prepare_dir(dir, kind)?;
@@ -467,14 +599,29 @@ pub fn add_dte(
             ))));
         }
     }
-    each_pair(
-        &pairs,
+    let pass = Pass {
         dir,
         kind,
-        Metric::Dte,
+        metric: Metric::Dte,
+        threads,
+        bytes_per_slot: DTE_BYTES_PER_SLOT,
         stop_after_layers,
-        progress,
-        |layers, phases| {
+    };
+    // A layer's distances go from the pair that made them to the one pair
+    // that reads them as its layer ahead, in memory while they fit.
+    let handoff = Handoff::new(memory_budget() / 8);
+    let longest = Mutex::new((0, 0));
+    let mut found = Vec::new();
+    let outcome = each_pair(
+        &pairs,
+        &pass,
+        &mut |pair: &PairDone| {
+            if pair.resumed {
+                found.push(pair.layers.clone());
+            }
+            progress(pair);
+        },
+        |layers, threads, phases| {
             let own = layers
                 .iter()
                 .map(|layer| read_wdl(dir, kind, layer))
@@ -484,12 +631,15 @@ pub fn add_dte(
                 threads,
                 layers,
                 own,
-                &|layer| Ok(format::read_values(dir, kind, Metric::Dte, layer)?.0),
+                &|layer| match handoff.take(layer) {
+                    Some(values) => Ok(values),
+                    None => Ok(format::read_values(dir, kind, Metric::Dte, layer)?.0),
+                },
                 phases,
             )?;
             let writing = Instant::now();
             let mut written = Vec::new();
-            for (solved, layer) in solved.iter().zip(layers) {
+            for (solved, layer) in solved.into_iter().zip(layers) {
                 let bytes = format::write_values(
                     dir,
                     kind,
@@ -503,12 +653,76 @@ pub fn add_dte(
                 .map_err(|e| {
                     LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e)
                 })?;
+                let (win, loss) = solved.values.longest_win_and_loss();
+                let mut longest = longest.lock().unwrap_or_else(|e| e.into_inner());
+                *longest = (longest.0.max(win), longest.1.max(loss));
+                drop(longest);
+                handoff.give(layer, solved.values);
                 written.push((solved.tally, bytes));
             }
             phases[2] = writing.elapsed().as_secs_f64();
             Ok(written)
         },
-    )
+    )?;
+    let (mut longest_win, mut longest_loss) =
+        longest.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !outcome.stopped {
+        // The pairs found on disk: their distances are read for this.
+        for (black, white) in found.into_iter().flatten() {
+            let layer = shape.layer(black, white);
+            let (values, _) = format::read_values(dir, kind, Metric::Dte, &layer)?;
+            let (win, loss) = values.longest_win_and_loss();
+            longest_win = longest_win.max(win);
+            longest_loss = longest_loss.max(loss);
+        }
+    }
+    Ok(DteOutcome {
+        outcome,
+        longest_win,
+        longest_loss,
+    })
+}
+
+/// Layers' distances to the end kept in memory for the pair that reads
+/// them next, up to a number of bytes; a layer that does not fit is read
+/// back from its file instead.
+struct Handoff {
+    kept: Mutex<Kept>,
+    most: u64,
+}
+
+/// What a [`Handoff`] holds: values by layer, and their bytes.
+#[derive(Default)]
+struct Kept {
+    layers: HashMap<(u32, u32), Values>,
+    bytes: u64,
+}
+
+impl Handoff {
+    fn new(most: u64) -> Handoff {
+        Handoff {
+            kept: Mutex::new(Kept::default()),
+            most,
+        }
+    }
+
+    /// Keeps `values` of `layer` if they fit.
+    fn give(&self, layer: &Layer, values: Values) {
+        let bytes = values.bytes() as u64;
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.bytes + bytes <= self.most {
+            kept.bytes += bytes;
+            kept.layers.insert((layer.black, layer.white), values);
+        }
+    }
+
+    /// The values of `layer`, if kept: they are not kept any longer.
+    fn take(&self, layer: &Layer) -> Option<Values> {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let values = kept.layers.remove(&(layer.black, layer.white))?;
+        kept.bytes -= values.bytes() as u64;
+        Some(values)
+    }
 }
 
 /// What [`verify`] found.

@@ -30,6 +30,7 @@ mod legacy;
 mod playout;
 pub mod reach;
 mod retro;
+mod schedule;
 mod store;
 mod value;
 
@@ -44,7 +45,7 @@ pub use format::{
 };
 pub use format::{positions_of, prepare_dir, write_file};
 pub use layered::{
-    LayeredError, Outcome, PairDone, Plan, Verified, add_dte, dte_in_memory, shape_of,
+    DteOutcome, LayeredError, Outcome, PairDone, Plan, Verified, add_dte, dte_in_memory, shape_of,
     solve as solve_layers, solve_in_memory, verify,
 };
 pub use layers::{Block, Child, Layer, Shape};

@@ -124,6 +124,29 @@ impl Values {
         decode(self.code(slot))
     }
 
+    /// The longest win and the longest loss among the values (0 where
+    /// there is none).
+    pub fn longest_win_and_loss(&self) -> (u32, u32) {
+        // Codes grow with the distance: a win's are odd, a loss's even.
+        let (mut win, mut loss) = (0u16, 0u16);
+        let mut see = |code: u16| {
+            if code % 2 == 1 {
+                win = win.max(code);
+            } else {
+                loss = loss.max(code);
+            }
+        };
+        match self {
+            Values::Narrow(codes) => codes.iter().for_each(|&code| see(u16::from(code))),
+            _ => (0..self.len() as u64).for_each(|slot| see(self.code(slot))),
+        }
+        let distance = |code: u16| match decode(code) {
+            Dtz::Win(d) | Dtz::Loss(d) => d,
+            Dtz::Draw => 0,
+        };
+        (distance(win), distance(loss))
+    }
+
     /// `slots` draws in the narrowest form that holds distances of up to
     /// `longest` plies: one byte a value, nine bits, or two bytes.
     pub fn draws(slots: usize, longest: u32) -> Values {
@@ -324,6 +347,23 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_longest_win_and_loss_are_found_in_every_width() {
+        let values = [
+            Dtz::Win(3),
+            Dtz::Draw,
+            Dtz::Loss(7),
+            Dtz::Win(1),
+            Dtz::Loss(2),
+        ];
+        let codes: Vec<u16> = values.iter().map(|&v| encode(v)).collect();
+        let narrow = Values::Narrow(codes.iter().map(|&c| c as u8).collect());
+        assert_eq!(narrow.longest_win_and_loss(), (3, 7));
+        assert_eq!(Values::Wide(codes).longest_win_and_loss(), (3, 7));
+        let draws = Values::Narrow(vec![encode(Dtz::Draw) as u8; 4]);
+        assert_eq!(draws.longest_win_and_loss(), (0, 0));
+    }
 
     #[test]
     fn encoding_round_trips() {

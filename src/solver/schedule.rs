@@ -1,0 +1,223 @@
+//! Which layer pair is worked on when, and with how many threads.
+//!
+//! A pair waits only for the pairs its forward moves reach, so many pairs
+//! are ready at once (all those of one total progress, for a start). Small
+//! pairs gain little from several threads (a level of a small pair is
+//! short, and reading and writing its files is one thread's work), so
+//! they run side by side, a thread each. A pair too large to share the
+//! memory runs alone, with every thread.
+//!
+//! Jobs start in their order in the list: the first ready job that does
+//! not fit waits for room, and no later job overtakes it.
+
+use std::thread;
+
+/// One job: the jobs it waits for, and the memory it needs.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub after: Vec<usize>,
+    pub bytes: u64,
+}
+
+/// What the jobs may use at once.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub threads: usize,
+    pub bytes: u64,
+}
+
+/// Whether to start more jobs after one has finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// Start no new job; the running ones finish.
+    Stop,
+}
+
+/// Runs `work(job, threads)` for every job of `jobs` not already `done`,
+/// each once the jobs it waits for are done, and hands each result to
+/// `finished` in the calling thread as it comes. `start(job)` is asked
+/// (in the calling thread) before a job starts. Returns once every job
+/// has run, or once `start` or `finished` has said [`Flow::Stop`] and the
+/// running jobs have finished.
+pub fn run<T: Send>(
+    jobs: &[Job],
+    mut done: Vec<bool>,
+    budget: Budget,
+    work: impl Fn(usize, usize) -> T + Sync,
+    mut start: impl FnMut(usize) -> Flow,
+    mut finished: impl FnMut(usize, T) -> Flow,
+) {
+    let threads = budget.threads.max(1);
+    // A job too large to share the memory (or any job, with one thread)
+    // runs alone on every thread.
+    let alone = |job: &Job| threads == 1 || job.bytes > budget.bytes / threads as u64;
+    let mut started: Vec<bool> = done.clone();
+    let (sender, receiver) = crossbeam_channel::unbounded();
+    thread::scope(|scope| {
+        let mut running = 0usize;
+        let mut running_bytes = 0u64;
+        let mut running_alone = false;
+        let mut stopping = false;
+        loop {
+            while !stopping && !running_alone && running < threads {
+                let ready = (0..jobs.len())
+                    .find(|&i| !started[i] && jobs[i].after.iter().all(|&j| done[j]));
+                let Some(i) = ready else { break };
+                let job = &jobs[i];
+                let inner = if alone(job) {
+                    if running > 0 {
+                        break;
+                    }
+                    threads
+                } else {
+                    if running > 0 && running_bytes + job.bytes > budget.bytes {
+                        break;
+                    }
+                    1
+                };
+                if start(i) == Flow::Stop {
+                    stopping = true;
+                    break;
+                }
+                started[i] = true;
+                running_alone = inner > 1;
+                running += 1;
+                running_bytes += job.bytes;
+                let sender = sender.clone();
+                let work = &work;
+                scope.spawn(move || {
+                    // The receiver lives until every job has reported.
+                    let _ = sender.send((i, work(i, inner)));
+                });
+            }
+            if running == 0 {
+                break;
+            }
+            let (i, result) = receiver.recv().expect("a running job reports");
+            running -= 1;
+            running_bytes -= jobs[i].bytes;
+            running_alone = false;
+            done[i] = true;
+            if finished(i, result) == Flow::Stop {
+                stopping = true;
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A chain 0 <- 1 <- 2 and two free jobs 3, 4.
+    fn jobs(bytes: [u64; 5]) -> Vec<Job> {
+        let after = [vec![], vec![0], vec![1], vec![], vec![]];
+        after
+            .into_iter()
+            .zip(bytes)
+            .map(|(after, bytes)| Job { after, bytes })
+            .collect()
+    }
+
+    #[test]
+    fn every_job_runs_once_after_the_jobs_it_waits_for() {
+        let order = Mutex::new(Vec::new());
+        let mut reported = Vec::new();
+        run(
+            &jobs([1; 5]),
+            vec![false; 5],
+            Budget {
+                threads: 2,
+                bytes: 100,
+            },
+            |i, threads| {
+                assert_eq!(threads, 1, "small jobs share the threads");
+                order.lock().unwrap().push(i);
+                i * 10
+            },
+            |_| Flow::Continue,
+            |i, result| {
+                assert_eq!(result, i * 10);
+                reported.push(i);
+                Flow::Continue
+            },
+        );
+        let order = order.into_inner().unwrap();
+        let at = |i| order.iter().position(|&j| j == i).unwrap();
+        assert!(at(0) < at(1) && at(1) < at(2));
+        reported.sort();
+        assert_eq!(reported, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_large_job_runs_alone_on_every_thread() {
+        let running = AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        run(
+            &jobs([1, 80, 1, 1, 1]),
+            vec![false; 5],
+            Budget {
+                threads: 2,
+                bytes: 100,
+            },
+            |i, threads| {
+                let others = running.fetch_add(1, Ordering::SeqCst);
+                if i == 1 {
+                    assert_eq!((threads, others), (2, 0));
+                } else {
+                    assert_eq!(threads, 1);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                running.fetch_sub(1, Ordering::SeqCst);
+            },
+            |_| Flow::Continue,
+            |i, ()| {
+                seen.push(i);
+                Flow::Continue
+            },
+        );
+        assert_eq!(seen.len(), 5);
+    }
+
+    #[test]
+    fn done_jobs_are_skipped_and_a_stop_starts_nothing_new() {
+        let ran = Mutex::new(Vec::new());
+        run(
+            &jobs([1; 5]),
+            vec![true, false, false, false, false],
+            Budget {
+                threads: 1,
+                bytes: 100,
+            },
+            |i, threads| {
+                assert_eq!(threads, 1);
+                ran.lock().unwrap().push(i);
+            },
+            |_| Flow::Continue,
+            |_, ()| Flow::Stop,
+        );
+        // One thread: job 1 (its wait is over) starts first, and the stop
+        // after it starts nothing else.
+        assert_eq!(ran.into_inner().unwrap(), [1]);
+        // A start refused starts nothing.
+        let mut asked = Vec::new();
+        run(
+            &jobs([1; 5]),
+            vec![false; 5],
+            Budget {
+                threads: 2,
+                bytes: 100,
+            },
+            |_, _| panic!("no job may start"),
+            |i| {
+                asked.push(i);
+                Flow::Stop
+            },
+            |_, ()| Flow::Continue,
+        );
+        assert_eq!(asked, [0]);
+    }
+}
