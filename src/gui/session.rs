@@ -37,7 +37,6 @@ use serde::{Deserialize, Serialize};
 
 use super::knowledge::{Knowledge, Purpose, Report};
 use super::strength::{LevelRequest, Strength, check_level};
-use super::view::{self, State};
 use crate::board::{self, Color, MIN_SIZE, Position, Rules, UnknownRules};
 use crate::client::{
     EngineCommand, EngineProcess, OptionKind, OptionSpec, Reply, Solved, Stderr, parse_reply,
@@ -915,12 +914,6 @@ impl Session {
         Ok(())
     }
 
-    /// `GET /api/export`: the game as a record in the format of
-    /// `dodgem match --pgn`.
-    pub fn export(&self) -> String {
-        view::record(self)
-    }
-
     /// Replaces the game; the engine starts it afresh.
     fn start_game(&mut self, game: Game) {
         self.game = game;
@@ -1097,11 +1090,6 @@ impl Session {
             status: 503,
             message: format!("cannot start the engine `{}`: {error}", self.command),
         })
-    }
-
-    /// `GET /api/state`.
-    pub fn state(&self) -> State {
-        view::state(self)
     }
 
     /// The tree panel's position: the game after `ply` moves (the ply on
