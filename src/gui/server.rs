@@ -36,8 +36,9 @@ use std::panic::{self, AssertUnwindSafe};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::error::ApiError;
 use super::http::{self, ReadError, Request, Response};
-use super::session::{ApiError, Config, NewGame, SharedSession};
+use super::session::{Config, NewGame, SharedSession};
 use super::{tree, view};
 
 /// The largest request body accepted (a game record fits many times).

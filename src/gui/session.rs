@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
+use super::error::ApiError;
 use super::knowledge::{Knowledge, Purpose, Report};
 use super::strength::{LevelRequest, Strength, check_level};
 use crate::board::{self, Color, MIN_SIZE, Position, Rules, UnknownRules};
@@ -64,39 +65,6 @@ pub const DEFAULT_MOVETIME: u64 = 1000;
 /// The longest search for one point of the evaluation graph, in ms (less
 /// when the time per move is shorter).
 const GRAPH_MOVETIME: u64 = 300;
-
-/// A request the session refused: an HTTP status and a message for people.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ApiError {
-    pub status: u16,
-    pub message: String,
-}
-
-impl ApiError {
-    /// 400: the request itself is wrong (bad value, illegal move).
-    pub fn bad_request(message: impl Into<String>) -> ApiError {
-        ApiError {
-            status: 400,
-            message: message.into(),
-        }
-    }
-
-    /// 409: the request is well-formed but not possible now.
-    pub fn conflict(message: impl Into<String>) -> ApiError {
-        ApiError {
-            status: 409,
-            message: message.into(),
-        }
-    }
-
-    /// 503: the engine is needed and not running.
-    fn no_engine(message: &str) -> ApiError {
-        ApiError {
-            status: 503,
-            message: format!("the engine is not running ({message}): restart it first"),
-        }
-    }
-}
 
 /// Which sides the engine plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
