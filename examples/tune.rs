@@ -808,6 +808,9 @@ fn main() -> Result<(), String> {
             },
             std::env::args().skip(1).collect::<Vec<_>>().join(" ")
         );
+        // The lengths of the arrays are written as numbers, so that the file
+        // stands alone (it names nothing of the evaluation it feeds); the
+        // engine checks them against its own when it compiles.
         let _ = writeln!(
             text,
             "/// The score, in evaluation units, of a position whose features are all\n\
@@ -815,7 +818,7 @@ fn main() -> Result<(), String> {
              pub const BIAS: i32 = {bias};\n\
              /// Evaluation units per unit of each feature, in the order of\n\
              /// `learned::feature_name`.\n\
-             pub const WEIGHTS: [i32; super::learned::FEATURES] = ["
+             pub const WEIGHTS: [i32; {F}] = ["
         );
         for (i, w) in weights_out.iter().enumerate() {
             let _ = writeln!(text, "    {w}, // {}", learned::feature_name(i));
@@ -836,7 +839,7 @@ fn main() -> Result<(), String> {
         ] {
             let _ = writeln!(
                 text,
-                "{doc}\n#[rustfmt::skip]\npub static {name}: [i16; super::learned::PATTERNS] = ["
+                "{doc}\n#[rustfmt::skip]\npub static {name}: [i16; {P}] = ["
             );
             text.push_str(&rust_array(values, 16));
             text.push_str("];\n");
@@ -881,7 +884,7 @@ fn network_text(model: &Model, mean: &[f64; F], deviation: &[f64; F]) -> String 
          /// The hidden units' weights on each scaled feature (`net::inputs`; a row per feature,\n\
          /// in the order of `learned::feature_name`; a column per unit).\n\
          #[rustfmt::skip]\n\
-         pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; super::learned::FEATURES] = [\n"
+         pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; {F}] = [\n"
     );
     for row in &rows {
         let _ = writeln!(text, "    [{}],", floats(row, 1.0));

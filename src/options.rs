@@ -108,6 +108,13 @@ impl Options {
     }
 }
 
+impl Default for Settings {
+    /// The settings of the default options.
+    fn default() -> Self {
+        Options::default().settings()
+    }
+}
+
 /// A change `setoption` asks for, checked and ready to apply.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {

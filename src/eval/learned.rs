@@ -330,7 +330,10 @@ pub struct Weights {
     pub theirs: &'static [i16; PATTERNS],
 }
 
-/// The learned evaluation's weights.
+/// The learned evaluation's weights. The weights file gives the lengths
+/// of its arrays as numbers, so that it names nothing of this module; the
+/// types of [`Weights`] check them against [`FEATURES`] and [`PATTERNS`]
+/// when the crate compiles.
 pub const LEARNED: Weights = Weights {
     bias: weights::BIAS,
     features: &weights::WEIGHTS,

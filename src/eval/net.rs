@@ -19,13 +19,20 @@ use crate::board::Position;
 use super::learned::{self, FEATURES, MAX_EVAL, Weights};
 use super::net_weights::{self, HIDDEN_BIASES, HIDDEN_WEIGHTS, OUTPUT_WEIGHTS};
 
-/// The network evaluation's linear part.
+/// The network evaluation's linear part. Like the learned evaluation's
+/// (see [`learned::LEARNED`]), the types of [`Weights`] check the lengths
+/// the weights file gives as numbers when the crate compiles.
 pub const LINEAR: Weights = Weights {
     bias: net_weights::BIAS,
     features: &net_weights::WEIGHTS,
     ours: &net_weights::OUR_PATTERNS,
     theirs: &net_weights::THEIR_PATTERNS,
 };
+
+// The weights file gives its number of rows as a number too, and
+// `network` zips the rows with the features: a row too many would be
+// ignored and one too few would leave a feature out, without a word.
+const _: () = assert!(HIDDEN_WEIGHTS.len() == FEATURES);
 
 /// The network evaluation from the side to move's point of view.
 pub fn evaluate(position: &Position) -> i32 {

@@ -9,7 +9,7 @@
 pub const BIAS: i32 = 147;
 /// Evaluation units per unit of each feature, in the order of
 /// `learned::feature_name`.
-pub const WEIGHTS: [i32; super::learned::FEATURES] = [
+pub const WEIGHTS: [i32; 29] = [
     8,   // us: moves to go
     30,  // us: cars on the board
     43,  // us: blocked, adjacent
@@ -43,7 +43,7 @@ pub const WEIGHTS: [i32; super::learned::FEATURES] = [
 /// The value of each neighbourhood pattern of one of the side to move's
 /// cars (`learned::pattern`), in evaluation units.
 #[rustfmt::skip]
-pub static OUR_PATTERNS: [i16; super::learned::PATTERNS] = [
+pub static OUR_PATTERNS: [i16; 16384] = [
     -75, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     -24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     112, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1071,7 +1071,7 @@ pub static OUR_PATTERNS: [i16; super::learned::PATTERNS] = [
 ];
 /// The same for the other side's cars.
 #[rustfmt::skip]
-pub static THEIR_PATTERNS: [i16; super::learned::PATTERNS] = [
+pub static THEIR_PATTERNS: [i16; 16384] = [
     100, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     54, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     -69, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -2102,7 +2102,7 @@ pub const HIDDEN: usize = 32;
 /// The hidden units' weights on each scaled feature (`net::inputs`; a row per feature,
 /// in the order of `learned::feature_name`; a column per unit).
 #[rustfmt::skip]
-pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; super::learned::FEATURES] = [
+pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; 29] = [
     [-3.7264729e0, -4.2602696e0, -5.6720243e0, 7.1603293e0, -2.4981308e0, 1.0495655e1, 6.388987e-1, 3.7928027e-1, -3.3607228e0, 6.0782045e-1, -1.0354467e1, -1.70757e1, 1.07287035e1, 1.0490551e1, 5.7861924e0, -1.6938284e1, -7.842875e0, 1.41663685e1, -3.8575168e0, 4.061653e0, -2.6856585e0, -1.8713903e0, -9.447368e0, -7.956354e0, 3.0274537e0, 3.934342e0, -9.449938e0, -1.0688729e-1, 7.8478374e0, 3.1832771e0, 9.222294e0, -3.2249002e0],
     [-1.3071474e0, 3.712441e0, -2.9732451e0, -5.7475915e0, -3.9866872e0, -4.9761314e0, -2.3441496e0, -1.2063287e0, -3.0020518e0, -7.47199e-1, -1.125789e-2, 6.658454e0, -5.1411853e0, -5.6962676e0, 1.9831936e-1, 2.22775e0, 2.2296903e0, -6.9263396e0, -9.068342e-1, -7.640716e-1, -4.4525785e0, -3.964952e-1, -2.8288786e0, 8.059492e0, 5.388909e-2, -3.818117e-1, -5.306372e0, -2.9487116e0, -8.276381e0, -1.4351579e0, -6.3388004e0, 3.5533664e0],
     [-3.759041e0, -5.5802095e-1, -3.0009775e0, -5.63138e-1, 6.417191e-2, -8.779521e-1, -1.5888753e0, -4.695984e-1, -1.1342132e0, -1.184953e0, -3.5426423e-2, 2.489892e0, 4.0842947e-1, -2.8006585e0, -5.8106426e-2, 3.3094697e0, 3.3829467e0, 1.5038967e0, 2.5115807e0, -3.5504258e0, -2.8163598e0, 2.5526047e0, -4.147206e0, 4.4441204e0, -7.0688796e-1, 1.6645801e0, -1.3082231e0, -3.442339e0, -1.526985e0, -1.4806976e0, 4.13831e-1, -2.685903e0],

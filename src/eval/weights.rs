@@ -9,7 +9,7 @@
 pub const BIAS: i32 = 8;
 /// Evaluation units per unit of each feature, in the order of
 /// `learned::feature_name`.
-pub const WEIGHTS: [i32; super::learned::FEATURES] = [
+pub const WEIGHTS: [i32; 29] = [
     -11,  // us: moves to go
     -16,  // us: cars on the board
     -23,  // us: blocked, adjacent
@@ -43,7 +43,7 @@ pub const WEIGHTS: [i32; super::learned::FEATURES] = [
 /// The value of each neighbourhood pattern of one of the side to move's
 /// cars (`learned::pattern`), in evaluation units.
 #[rustfmt::skip]
-pub static OUR_PATTERNS: [i16; super::learned::PATTERNS] = [
+pub static OUR_PATTERNS: [i16; 16384] = [
     -41, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     -7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     106, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1071,7 +1071,7 @@ pub static OUR_PATTERNS: [i16; super::learned::PATTERNS] = [
 ];
 /// The same for the other side's cars.
 #[rustfmt::skip]
-pub static THEIR_PATTERNS: [i16; super::learned::PATTERNS] = [
+pub static THEIR_PATTERNS: [i16; 16384] = [
     49, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     -91, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,

@@ -18,7 +18,9 @@
 //! - [`server`]: the HTTP routes.
 //! - [`http`]: reading requests and writing responses, every resource
 //!   bounded.
+//! - [`error`]: a refused request's status and message.
 
+pub(crate) mod error;
 pub(crate) mod http;
 pub(crate) mod knowledge;
 pub(crate) mod server;

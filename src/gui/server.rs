@@ -36,9 +36,10 @@ use std::panic::{self, AssertUnwindSafe};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::error::ApiError;
 use super::http::{self, ReadError, Request, Response};
-use super::session::{ApiError, Config, NewGame, SharedSession};
-use super::tree;
+use super::session::{Config, NewGame, SharedSession};
+use super::{tree, view};
 
 /// The largest request body accepted (a game record fits many times).
 const MAX_BODY: usize = 64 * 1024;
@@ -123,7 +124,7 @@ fn route(session: &SharedSession, port: u16, request: &Request) -> Result<Reply,
         "/app.css" if get => Ok(asset(PAGE_CSS, "text/css; charset=utf-8")),
         "/api/state" if get => Ok(state_reply(session)),
         "/api/export" if get => {
-            let text = session.lock().export();
+            let text = view::record(&session.lock());
             Ok(Response {
                 status: 200,
                 headers: common_headers("text/plain; charset=utf-8"),
@@ -280,7 +281,7 @@ fn asset(text: &str, kind: &str) -> Reply {
 }
 
 fn state_reply(session: &SharedSession) -> Reply {
-    let state = session.lock().state();
+    let state = view::state(&session.lock());
     json_reply(200, &state)
 }
 

@@ -35,9 +35,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
+use super::error::ApiError;
 use super::knowledge::{Knowledge, Purpose, Report};
 use super::strength::{LevelRequest, Strength, check_level};
-use super::view::{self, State};
 use crate::board::{self, Color, MIN_SIZE, Position, Rules, UnknownRules};
 use crate::client::{
     EngineCommand, EngineProcess, OptionKind, OptionSpec, Reply, Solved, Stderr, parse_reply,
@@ -65,39 +65,6 @@ pub const DEFAULT_MOVETIME: u64 = 1000;
 /// The longest search for one point of the evaluation graph, in ms (less
 /// when the time per move is shorter).
 const GRAPH_MOVETIME: u64 = 300;
-
-/// A request the session refused: an HTTP status and a message for people.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ApiError {
-    pub status: u16,
-    pub message: String,
-}
-
-impl ApiError {
-    /// 400: the request itself is wrong (bad value, illegal move).
-    pub fn bad_request(message: impl Into<String>) -> ApiError {
-        ApiError {
-            status: 400,
-            message: message.into(),
-        }
-    }
-
-    /// 409: the request is well-formed but not possible now.
-    pub fn conflict(message: impl Into<String>) -> ApiError {
-        ApiError {
-            status: 409,
-            message: message.into(),
-        }
-    }
-
-    /// 503: the engine is needed and not running.
-    fn no_engine(message: &str) -> ApiError {
-        ApiError {
-            status: 503,
-            message: format!("the engine is not running ({message}): restart it first"),
-        }
-    }
-}
 
 /// Which sides the engine plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -915,12 +882,6 @@ impl Session {
         Ok(())
     }
 
-    /// `GET /api/export`: the game as a record in the format of
-    /// `dodgem match --pgn`.
-    pub fn export(&self) -> String {
-        view::record(self)
-    }
-
     /// Replaces the game; the engine starts it afresh.
     fn start_game(&mut self, game: Game) {
         self.game = game;
@@ -1097,11 +1058,6 @@ impl Session {
             status: 503,
             message: format!("cannot start the engine `{}`: {error}", self.command),
         })
-    }
-
-    /// `GET /api/state`.
-    pub fn state(&self) -> State {
-        view::state(self)
     }
 
     /// The tree panel's position: the game after `ply` moves (the ply on

@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use super::session::ApiError;
+use super::error::ApiError;
 use crate::client::{OptionKind, OptionSpec};
 
 /// A strength for the engine's moves: `"full"`, or a value of its level

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::session::ApiError;
+use super::error::ApiError;
 use crate::board::{Position, Rules};
 use crate::eval::Evaluation;
 use crate::notation;

@@ -757,9 +757,9 @@ fn graph(session: &Session) -> Vec<Option<GraphPoint>> {
     points
 }
 
-/// The game as a record in the format of `dodgem match --pgn`: the
-/// players by who plays each side now, `*` while the game goes on, and
-/// after each move of the engine its score and depth.
+/// `GET /api/export`: the game as a record in the format of `dodgem match
+/// --pgn`: the players by who plays each side now, `*` while the game goes
+/// on, and after each move of the engine its score and depth.
 pub fn record(session: &Session) -> String {
     let game = &session.game;
     let engine = session

@@ -66,7 +66,9 @@ impl Default for Limits {
     }
 }
 
-/// Game settings a search needs.
+/// Game settings a search needs. Their default (the settings of the
+/// engine's default options) is made in `options`, beside those defaults:
+/// the options know the search, and the search does not know them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
     pub rules: Rules,
@@ -83,13 +85,6 @@ pub struct Settings {
     /// How well to play (`Skill Level`): full strength, or weaker for
     /// people (see [`skill`]).
     pub skill: Skill,
-}
-
-impl Default for Settings {
-    /// The settings of the default options.
-    fn default() -> Self {
-        crate::options::Options::default().settings()
-    }
 }
 
 /// Everything one search needs.
