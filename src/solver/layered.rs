@@ -657,7 +657,10 @@ pub fn add_dte(
                 let mut longest = longest.lock().unwrap_or_else(|e| e.into_inner());
                 *longest = (longest.0.max(win), longest.1.max(loss));
                 drop(longest);
-                handoff.give(layer, solved.values);
+                // Black's forward moves from (w - 1, b) reach (b, w).
+                if layer.white > shape.min_progress() {
+                    handoff.give(layer, solved.values);
+                }
                 written.push((solved.tally, bytes));
             }
             phases[2] = writing.elapsed().as_secs_f64();
