@@ -10,6 +10,7 @@
 //! Jobs start in their order in the list: the first ready job that does
 //! not fit waits for room, and no later job overtakes it.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::thread;
 
 /// One job: the jobs it waits for, and the memory it needs.
@@ -87,14 +88,18 @@ pub fn run<T: Send>(
                 let sender = sender.clone();
                 let work = &work;
                 scope.spawn(move || {
+                    // A job that panics still reports, so that nothing
+                    // waits for it; the panic goes on from here.
+                    let result = panic::catch_unwind(AssertUnwindSafe(|| work(i, inner)));
                     // The receiver lives until every job has reported.
-                    let _ = sender.send((i, work(i, inner)));
+                    let _ = sender.send((i, result));
                 });
             }
             if running == 0 {
                 break;
             }
             let (i, result) = receiver.recv().expect("a running job reports");
+            let result = result.unwrap_or_else(|payload| panic::resume_unwind(payload));
             running -= 1;
             running_bytes -= jobs[i].bytes;
             running_alone = false;
@@ -111,6 +116,11 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const TWO_THREADS: Budget = Budget {
+        threads: 2,
+        bytes: 100,
+    };
 
     /// A chain 0 <- 1 <- 2 and two free jobs 3, 4.
     fn jobs(bytes: [u64; 5]) -> Vec<Job> {
@@ -129,10 +139,7 @@ mod tests {
         run(
             &jobs([1; 5]),
             vec![false; 5],
-            Budget {
-                threads: 2,
-                bytes: 100,
-            },
+            TWO_THREADS,
             |i, threads| {
                 assert_eq!(threads, 1, "small jobs share the threads");
                 order.lock().unwrap().push(i);
@@ -159,10 +166,7 @@ mod tests {
         run(
             &jobs([1, 80, 1, 1, 1]),
             vec![false; 5],
-            Budget {
-                threads: 2,
-                bytes: 100,
-            },
+            TWO_THREADS,
             |i, threads| {
                 let others = running.fetch_add(1, Ordering::SeqCst);
                 if i == 1 {
@@ -207,10 +211,7 @@ mod tests {
         run(
             &jobs([1; 5]),
             vec![false; 5],
-            Budget {
-                threads: 2,
-                bytes: 100,
-            },
+            TWO_THREADS,
             |_, _| panic!("no job may start"),
             |i| {
                 asked.push(i);
@@ -219,5 +220,20 @@ mod tests {
             |_, ()| Flow::Continue,
         );
         assert_eq!(asked, [0]);
+    }
+
+    #[test]
+    fn a_job_that_panics_does_not_leave_the_run_waiting() {
+        let outcome = std::panic::catch_unwind(|| {
+            run(
+                &jobs([1; 5]),
+                vec![false; 5],
+                TWO_THREADS,
+                |i, _| assert_ne!(i, 3, "job 3 fails"),
+                |_| Flow::Continue,
+                |_, ()| Flow::Continue,
+            )
+        });
+        assert!(outcome.is_err(), "the panic reaches the caller");
     }
 }
