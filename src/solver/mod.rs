@@ -6,7 +6,8 @@
 //! [`layers`]): every move raises one side's progress by one or leaves
 //! both alone, so the game only ever moves to the same layer or a later
 //! one. The solver works from the last layers back to the start
-//! ([`layered`]); inside a pair of layers it runs the retrograde analysis
+//! ([`layered`]), several pairs at a time where they are ready and small
+//! ([`schedule`]); inside a pair of layers it runs the retrograde analysis
 //! over their sideways moves ([`retro`]), given the win/draw/loss of the
 //! layers the forward moves reach. Each finished layer goes to its own
 //! compressed, checksummed file ([`store`]), or, for the built-in 3 x 3
