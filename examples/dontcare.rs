@@ -22,8 +22,16 @@
 //! the current code; then every position is probed that way from the
 //! written files and checked against DIR.
 //!
+//! With `K`, a third way too: a fourth symbol, "forward", that a free
+//! position may store instead of its value, meaning "the best of my
+//! forward moves" (each probed the same way); a stored win, draw or loss
+//! is exact. A position stores "forward" only where a probe through it
+//! reads at most `K` levels, so a probe is bounded by the writer. Both
+//! this and the plain values are written as distance files (one code, no
+//! contexts, so the two are compared alike), and every position probed.
+//!
 //! ```sh
-//! cargo run --release --example dontcare -- DIR
+//! cargo run --release --example dontcare -- DIR [K]
 //! ```
 
 use std::collections::HashMap;
@@ -39,10 +47,13 @@ type Rank = u8;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 2 {
-        eprintln!("usage: dontcare DIR");
+    if !(2..=3).contains(&args.len()) {
+        eprintln!("usage: dontcare DIR [K]");
         std::process::exit(2);
     }
+    let levels: Option<u8> = args
+        .get(2)
+        .map(|k| k.parse().expect("K: a number of levels"));
     let dir = Path::new(&args[1]);
     let (kind, _) = read_manifest(dir).expect("a table directory");
     let shape = Shape::new(kind.size, kind.max_cars).expect("a shape");
@@ -209,7 +220,185 @@ fn main() {
         percent(reads_hist[4], positions_all),
         percent(reads_hist[5..].iter().sum(), positions_all),
     );
+    if let Some(k) = levels {
+        forward_symbol(&shape, kind, &scratch, &truth, &free, k);
+    }
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// The symbol a position stores for "the best of my forward moves".
+const FORWARD: u8 = 3;
+
+/// The third way (see the module docs): writes every layer with the
+/// "forward" symbol where a probe stays within `k` levels, and probes
+/// every position.
+fn forward_symbol(
+    shape: &Shape,
+    kind: solver::Kind,
+    scratch: &Path,
+    truth: &HashMap<(u32, u32), (Values, solver::Tally)>,
+    free: &HashMap<(u32, u32), Vec<bool>>,
+    k: u8,
+) {
+    let key = |l: &Layer| (l.black, l.white);
+    let rank_of = |layer: &Layer, slot: u64| rank(truth[&key(layer)].0.get(slot).wdl());
+    let (plain_dir, forward_dir) = (scratch.join("plain4"), scratch.join("forward"));
+    for sub in [&plain_dir, &forward_dir] {
+        std::fs::create_dir_all(sub).unwrap();
+        solver::prepare_dir(sub, kind).unwrap();
+    }
+    // Levels a probe of each position reads below it (0: exact), and
+    // each position's symbol; layers in the solver's order, so that the
+    // layers ahead come first.
+    let mut depth: HashMap<(u32, u32), Vec<u8>> = HashMap::new();
+    let mut symbols: HashMap<(u32, u32), Vec<u8>> = HashMap::new();
+    let (mut positions_all, mut forward_all) = (0u64, 0u64);
+    let (mut plain_bytes, mut forward_bytes) = (0u64, 0u64);
+    let content = Content::Distance(Metric::Dte);
+    let mut ordered: Vec<Layer> = Vec::new();
+    for (a, b) in shape.pairs() {
+        ordered.push(shape.layer(a, b));
+        if a != b {
+            ordered.push(shape.layer(b, a));
+        }
+    }
+    {
+        for layer in ordered.iter().cloned() {
+            let ahead = ahead_of(shape, &layer);
+            let frees = &free[&key(&layer)];
+            let mut levels = vec![0u8; layer.slots as usize];
+            let mut chosen = vec![0u8; layer.slots as usize];
+            let mut run: Option<u8> = None;
+            each_position(shape, &layer, |slot, forward| {
+                let value = rank_of(&layer, slot);
+                let mut below = 0;
+                let finishes = forward(&mut |child| {
+                    let d = depth[&key(ahead.as_ref().unwrap())][child as usize];
+                    below = below.max(d);
+                });
+                if finishes {
+                    below = 0;
+                }
+                let allowed = frees[slot as usize] && below < k;
+                let symbol = match run {
+                    Some(FORWARD) if allowed => FORWARD,
+                    Some(r) if r == value => value,
+                    _ if allowed => FORWARD,
+                    _ => value,
+                };
+                if symbol == FORWARD {
+                    levels[slot as usize] = below + 1;
+                    forward_all += 1;
+                }
+                chosen[slot as usize] = symbol;
+                positions_all += 1;
+                run = Some(symbol);
+            });
+            let positions = solver::positions_of(shape, &layer);
+            let (_, tally) = &truth[&key(&layer)];
+            let write = |sub: &Path, symbol_of: &dyn Fn(u64) -> u8| {
+                let codes = (0..layer.slots)
+                    .map(|slot| encode(Dtz::Win(u32::from(symbol_of(slot)))))
+                    .collect();
+                let values = Values::from_codes(codes, 3);
+                let tally = solver::Tally {
+                    wins: tally.positions(),
+                    draws: 0,
+                    losses: 0,
+                    longest: 3,
+                };
+                solver::write_file(
+                    sub,
+                    kind,
+                    content,
+                    &layer,
+                    &values,
+                    &positions,
+                    tally,
+                    BLOCK_SLOTS,
+                    2,
+                )
+                .unwrap()
+            };
+            plain_bytes += write(&plain_dir, &|slot| rank_of(&layer, slot));
+            forward_bytes += write(&forward_dir, &|slot| chosen[slot as usize]);
+            depth.insert(key(&layer), levels);
+            symbols.insert(key(&layer), chosen);
+        }
+    }
+    let bits = |bytes: u64| bytes as f64 * 8.0 / positions_all.max(1) as f64;
+    println!(
+        "forward symbol, at most {k} levels: {forward_all} of {positions_all} positions store it; files {forward_bytes} bytes ({:.3} bits a position) against {plain_bytes} ({:.3}) for the plain values coded alike",
+        bits(forward_bytes),
+        bits(plain_bytes),
+    );
+    // Probe every position from the written files.
+    let mut stored: HashMap<(u32, u32), Vec<u8>> = HashMap::new();
+    {
+        for layer in &ordered {
+            let file = LayerFile::open(&forward_dir, kind, content, layer)
+                .unwrap()
+                .expect("written above");
+            let mut values = vec![0; layer.slots as usize];
+            file.each_run(|first, value, length| {
+                values[first as usize..(first + length) as usize].fill(value as u8);
+            })
+            .unwrap();
+            stored.insert(key(layer), values);
+        }
+    }
+    let (mut wrong, mut reads_all, mut most) = (0u64, 0u64, 0u64);
+    {
+        for layer in &ordered {
+            each_position(shape, layer, |slot, _| {
+                let mut reads = 0;
+                let value = probe_forward(shape, &stored, layer, slot, &mut reads);
+                wrong += u64::from(value != rank_of(layer, slot));
+                reads_all += reads;
+                most = most.max(reads);
+            });
+        }
+    }
+    println!(
+        "probed every position: {wrong} wrong; stored values read a probe: mean {:.2}, most {most}",
+        reads_all as f64 / positions_all.max(1) as f64,
+    );
+}
+
+/// The value of `slot` of `layer` from the forward-symbol files.
+fn probe_forward(
+    shape: &Shape,
+    stored: &HashMap<(u32, u32), Vec<u8>>,
+    layer: &Layer,
+    slot: u64,
+    reads: &mut u64,
+) -> Rank {
+    *reads += 1;
+    let symbol = stored[&(layer.black, layer.white)][slot as usize];
+    if symbol != FORWARD {
+        return symbol;
+    }
+    let b = layer.blocks.partition_point(|block| block.offset <= slot) - 1;
+    let block = &layer.blocks[b];
+    let within = slot - block.offset;
+    let (bi, wi) = (within / block.white_sets, within % block.white_sets);
+    let (black, white) = (shape.black_set(block, bi), shape.white_set(block, wi));
+    let ahead = ahead_of(shape, layer);
+    let mut children = Vec::new();
+    let (_, finishes) = shape
+        .mover(block, ahead.as_ref())
+        .forward(bi, black, white, wi, |c| children.push(c));
+    if finishes {
+        return 2;
+    }
+    let mut best = 0;
+    for child in children {
+        best = best.max(2 - probe_forward(shape, stored, ahead.as_ref().unwrap(), child, reads));
+        if best == 2 {
+            break;
+        }
+    }
+    best
 }
 
 fn percent(n: u64, of: u64) -> f64 {
