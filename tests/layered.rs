@@ -257,6 +257,27 @@ fn a_stopped_solve_resumes_to_the_same_files() {
 }
 
 #[test]
+fn one_thread_and_pairs_side_by_side_write_the_same_files() {
+    let _cpu = shared();
+    let one = scratch("threads-one");
+    let three = scratch("threads-three");
+    for (dir, threads) in [(&one, 1), (&three, 3)] {
+        let plan = Plan {
+            threads,
+            ..plan(dir, 4, Rules::Textbook, None)
+        };
+        let mut order = Vec::new();
+        let outcome = solve_layers(&plan, &mut |pair| order.push(pair.layers.clone())).unwrap();
+        assert!(!outcome.stopped);
+        assert_eq!(order.len(), 78, "every pair of 4 x 4 reported once");
+        solver::add_dte(dir, threads, None, &mut |_| {}).unwrap();
+    }
+    let (a, b) = (files(&one), files(&three));
+    assert_eq!(a.len(), 433, "144 layers of three files and the manifest");
+    assert!(a == b, "the same names and bytes");
+}
+
+#[test]
 fn damaged_truncated_and_foreign_files_are_refused() {
     let _cpu = shared();
     let dir = scratch("refuse");
