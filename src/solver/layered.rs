@@ -178,6 +178,7 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
     let shape = shape_of(plan.kind)?;
     format::prepare_dir(&plan.dir, plan.kind)?;
     let pass = Pass {
+        shape: &shape,
         dir: &plan.dir,
         kind: plan.kind,
         metric: Metric::Dtz,
@@ -196,6 +197,7 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
 /// A pass over the pairs of a directory: which files it makes, and with
 /// what.
 struct Pass<'a> {
+    shape: &'a Shape,
     dir: &'a Path,
     kind: Kind,
     metric: Metric,
@@ -231,6 +233,7 @@ fn each_pair(
     compute: impl Fn(&[Layer], usize, &mut [f64; 3]) -> Result<Vec<(Tally, u64)>, LayeredError> + Sync,
 ) -> Result<Outcome, LayeredError> {
     let Pass {
+        shape,
         dir,
         kind,
         metric,
@@ -263,7 +266,7 @@ fn each_pair(
         }
         found.push(on_disk);
     }
-    let jobs = pair_jobs(pairs, bytes_per_slot);
+    let jobs = pair_jobs(shape, pairs, bytes_per_slot);
     let budget = schedule::Budget {
         threads,
         bytes: memory_budget(),
@@ -329,7 +332,7 @@ fn each_pair(
 
 /// The pairs as jobs: each waits for the pairs holding the layers its
 /// forward moves reach, and needs `bytes_per_slot` bytes a slot.
-fn pair_jobs(pairs: &[Vec<Layer>], bytes_per_slot: u64) -> Vec<schedule::Job> {
+fn pair_jobs(shape: &Shape, pairs: &[Vec<Layer>], bytes_per_slot: u64) -> Vec<schedule::Job> {
     let index: HashMap<(u32, u32), usize> = pairs
         .iter()
         .enumerate()
@@ -338,10 +341,10 @@ fn pair_jobs(pairs: &[Vec<Layer>], bytes_per_slot: u64) -> Vec<schedule::Job> {
     pairs
         .iter()
         .map(|layers| schedule::Job {
-            // Black's forward moves from (a, b) reach (b, a + 1).
             after: layers
                 .iter()
-                .filter_map(|l| index.get(&(l.white, l.black + 1)).copied())
+                .filter_map(|l| ahead_of(shape, l))
+                .map(|ahead| index[&(ahead.black, ahead.white)])
                 .collect(),
             bytes: layers.iter().map(|l| l.slots).sum::<u64>() * bytes_per_slot,
         })
@@ -600,6 +603,7 @@ pub fn add_dte(
         }
     }
     let pass = Pass {
+        shape: &shape,
         dir,
         kind,
         metric: Metric::Dte,
