@@ -110,8 +110,50 @@ fn the_convert_command_reports_what_it_compared() {
         LONG,
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(out.stderr.contains("not the old format"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("convert into a new one"),
+        "{}",
+        out.stderr
+    );
     std::fs::remove_dir_all(new.parent().unwrap()).unwrap();
+}
+
+/// Every file of `dir` by name, with its bytes.
+fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_current_directory_recodes_value_for_value_into_the_smallest_code() {
+    let _cpu = shared();
+    let base = scratch("recode");
+    let (current, again) = (base.join("current"), base.join("again"));
+    solver::convert(&old_directory(), &current, 2, &|_| {}).unwrap();
+    // Its win/draw/loss files are tiles where tiles are smaller.
+    let tiles = std::fs::read_dir(&current)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wdl"))
+        .filter(|p| std::fs::read(p).unwrap()[21] == 1)
+        .count();
+    assert!(tiles > 0, "no layer in tiles");
+    let done = solver::convert(&current, &again, 2, &|_| {}).unwrap();
+    assert_eq!((done.layers, done.with_dte), (144, true));
+    assert_eq!(done.positions, 276_600);
+    // The same writer: the same bytes, distances copied as they were.
+    assert_eq!(files_of(&current), files_of(&again));
+    let verified = solver::verify(&again, 2, None, &|_, _| {}).unwrap();
+    assert_eq!(verified.mismatches, 0);
+    std::fs::remove_dir_all(&base).unwrap();
 }
 
 /// Makes a FIFO at `path` (false where `mkfifo` is missing).

@@ -41,11 +41,8 @@ impl Tag {
     }
 }
 
-/// A decoded block: its first slot and its slots' win/draw/loss.
-pub struct Decoded {
-    pub first: u64,
-    pub bits: WdlBits,
-}
+/// A decoded block: its slots' win/draw/loss in the block's order.
+type Decoded = WdlBits;
 
 type Entry = Mutex<Option<(Tag, Arc<Decoded>)>>;
 
@@ -124,21 +121,22 @@ pub struct WdlReader {
 }
 
 impl WdlReader {
-    /// The win/draw/loss of `slot` in block `tag`, from this reader's
-    /// recent blocks or from `cache` (which decodes it if need be).
+    /// The win/draw/loss of the slot at `place` in block `tag`, from this
+    /// reader's recent blocks or from `cache` (which decodes it if need
+    /// be).
     pub fn probe(
         &mut self,
         cache: &BlockCache,
         tag: Tag,
-        slot: u64,
+        place: u64,
         decode: impl FnOnce() -> Option<Decoded>,
     ) -> Option<Wdl> {
         let held = self.recent.iter().flatten().find(|(t, _)| *t == tag);
         if let Some((_, block)) = held {
-            return Some(block.bits.get(slot - block.first));
+            return Some(block.get(place));
         }
         let block = cache.get(tag, decode)?;
-        let value = block.bits.get(slot - block.first);
+        let value = block.get(place);
         self.recent[self.next] = Some((tag, block));
         self.next = (self.next + 1) % RECENT;
         Some(value)
@@ -149,10 +147,10 @@ impl WdlReader {
 mod tests {
     use super::*;
 
-    fn block(first: u64, value: Wdl) -> Option<Decoded> {
+    fn block(value: Wdl) -> Option<Decoded> {
         let mut bits = WdlBits::draws(64);
         bits.set_run(0, 64, value);
-        Some(Decoded { first, bits })
+        Some(bits)
     }
 
     #[test]
@@ -161,18 +159,18 @@ mod tests {
         let tag = Tag { layer: 1, block: 2 };
         let mut reader = WdlReader::default();
         assert_eq!(
-            reader.probe(&cache, tag, 130, || block(128, Wdl::Win)),
+            reader.probe(&cache, tag, 2, || block(Wdl::Win)),
             Some(Wdl::Win)
         );
         assert_eq!(cache.decoded(), 1);
         // The reader has it; then the cache has it.
         assert_eq!(
-            reader.probe(&cache, tag, 131, || unreachable!()),
+            reader.probe(&cache, tag, 3, || unreachable!()),
             Some(Wdl::Win)
         );
         let mut other = WdlReader::default();
         assert_eq!(
-            other.probe(&cache, tag, 129, || unreachable!()),
+            other.probe(&cache, tag, 1, || unreachable!()),
             Some(Wdl::Win)
         );
         // A block that cannot be read is not kept.

@@ -49,8 +49,11 @@ pub struct SolveArgs {
     pub dte: Option<PathBuf>,
     /// Convert a directory of tables in the old format (each layer one
     /// compressed frame, read whole) into the current one, probed in place:
-    /// `--convert OLD NEW`. Every value is read back and compared with the
-    /// old one; a run killed part-way continues when started again.
+    /// `--convert OLD NEW`. A directory of the current format has its
+    /// win/draw/loss files rewritten in the smallest code (tiles, about half
+    /// the size of runs on 6 x 6) and its distance files copied. Every value
+    /// is read back and compared with the old one; a run killed part-way
+    /// continues when started again.
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"],
           conflicts_with_all = ["size", "out", "verify", "playout", "reach", "dte"])]
     pub convert: Option<Vec<PathBuf>>,

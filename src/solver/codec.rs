@@ -148,6 +148,22 @@ impl Code {
         })
     }
 
+    /// Bytes of blocks whose symbols were counted `frequencies` (as for
+    /// [`Code::from_frequencies`]): each symbol's code and extra bits, and
+    /// half a byte a block for its last byte.
+    pub fn data_bytes(&self, frequencies: &[u64], blocks: u64) -> u64 {
+        let per = self.lengths.len() / self.tables.len();
+        let bits: u64 = frequencies
+            .iter()
+            .zip(&self.lengths)
+            .enumerate()
+            .map(|(i, (&n, &length))| {
+                n * (u64::from(length) + (i % per) as u64 % u64::from(self.classes))
+            })
+            .sum();
+        bits / 8 + blocks / 2
+    }
+
     /// Each symbol's length in bits (what a file stores).
     pub fn lengths(&self) -> &[u8] {
         &self.lengths

@@ -15,10 +15,10 @@
 //! | 14 | most cars a side on the board |
 //! | 15 | what the file holds: 0 distances to progress, 1 distances to the end, 2 win/draw/loss |
 //! | 16..18, 18..20 | the layer: Black's progress, White's progress |
-//! | 20 | log2 of the slots a block holds |
-//! | 21 | the block code: 0 runs with canonical Huffman codes ([`codec`]) |
-//! | 22 | the code's contexts: 4 in a `.wdl` file (a run's code depends on the value before it), 1 in the others |
-//! | 23 | zero |
+//! | 20 | log2 of the slots a block holds (at most) |
+//! | 21 | the block code: 0 runs with canonical Huffman codes ([`codec`]); 1 tiles of rows with a range coder ([`tiles`], `.wdl` files only) |
+//! | 22 | runs: the code's contexts, 4 in a `.wdl` file (a run's code depends on the value before it), 1 in the others; tiles: the neighbours a context takes |
+//! | 23 | runs: zero; tiles: log2 of the columns a tile has at most |
 //! | 24..32 | slots (positions and non-positions of the layer's index) |
 //! | 32..40, 40..48, 48..56 | wins, draws, losses (Black to move) |
 //! | 56..60 | longest distance (of the file's metric; the `.wdl` file repeats the `.dtz` file's) |
@@ -26,9 +26,12 @@
 //! | 64..72 | bytes of block data |
 //! | 72..76 | CRC-32 of bytes 8..72 and of the code lengths |
 //! | 76..80 | zero |
-//! | 80.. | code lengths: a byte for each symbol, contexts x values x classes of them (see [`codec`]) |
+//! | 80.. | runs: code lengths, a byte for each symbol, contexts x values x classes of them (see [`codec`]); tiles: the odds each context starts from (see [`tiles::Model`]) |
 //! | then | the block index: for each block the end of its data (8 bytes, from the data's start) and its CRC-32 (4 bytes) |
 //! | then | the blocks' data |
+//!
+//! With runs, block `i` holds slots `i * block slots` onwards; with tiles,
+//! block `i` is tile `i` of the layer's [`Tiling`].
 //!
 //! A `.wdl` file stores 0 draw, 1 win, 2 loss; a distance file the
 //! distance of each won or lost position, and anything for a draw. A
@@ -40,10 +43,12 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::codec::{self, BadBlock, Code};
 use super::layers::{Layer, Shape};
 use super::parallel;
+use super::tiles::{self, Model, Tiling};
 use super::value::{Dtz, Tally, Values, Wdl, WdlBits, decode};
 use crate::board::Rules;
 
@@ -54,8 +59,9 @@ pub const VERSION: u32 = 2;
 const OLD_VERSION: u32 = 1;
 const HEADER_LEN: u64 = 80;
 const INDEX_ENTRY: u64 = 12;
-/// The block code of [`codec`], the only one so far.
+/// The block codes: runs ([`codec`]) and tiles ([`tiles`]).
 const RUNS_CODE: u8 = 0;
+const TILES_CODE: u8 = 1;
 /// The manifest's name in a table directory.
 pub const MANIFEST: &str = "dodgem-tables.txt";
 /// Slots a block holds, by default: the smallest total at a probe cost of
@@ -63,6 +69,9 @@ pub const MANIFEST: &str = "dodgem-tables.txt";
 pub const BLOCK_SLOTS: u64 = 1 << 14;
 /// Block sizes a file may have.
 const BLOCK_BITS: std::ops::RangeInclusive<u8> = 6..=24;
+/// Columns a tile has at most, by default (log2): wide enough for a run
+/// to show, short enough for a tile to have rows above rows.
+pub const TILE_WIDTH_BITS: u8 = 10;
 
 /// Why a table directory or layer file cannot be used.
 #[derive(Debug)]
@@ -409,10 +418,24 @@ pub struct Header {
     /// The values the code has: 3 for win/draw/loss, the longest
     /// distance + 1 for distances.
     pub values: u32,
-    /// The code's contexts (see [`contexts_of`]).
-    pub contexts: u32,
+    /// How the blocks are coded.
+    pub code: BlockCode,
+    /// Blocks: of `block_slots` slots each with runs; the layer's tiles
+    /// with tiles (known once the layer is).
+    pub blocks: u64,
     /// Bytes of block data.
     pub data: u64,
+}
+
+/// How a file's blocks are coded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockCode {
+    /// Runs, each coded with the value before it in mind in one of
+    /// `contexts` contexts (see [`contexts_of`]).
+    Runs { contexts: u32 },
+    /// Tiles of at most `2^width_bits` columns, each position in the
+    /// context of its first `neighbours` neighbours.
+    Tiles { neighbours: u8, width_bits: u8 },
 }
 
 impl Header {
@@ -426,8 +449,20 @@ impl Header {
         out[8..10].copy_from_slice(&(self.black as u16).to_le_bytes());
         out[10..12].copy_from_slice(&(self.white as u16).to_le_bytes());
         out[12] = self.block_slots.trailing_zeros() as u8;
-        out[13] = RUNS_CODE;
-        out[14] = self.contexts as u8;
+        match self.code {
+            BlockCode::Runs { contexts } => {
+                out[13] = RUNS_CODE;
+                out[14] = contexts as u8;
+            }
+            BlockCode::Tiles {
+                neighbours,
+                width_bits,
+            } => {
+                out[13] = TILES_CODE;
+                out[14] = neighbours;
+                out[15] = width_bits;
+            }
+        }
         out[16..24].copy_from_slice(&self.slots.to_le_bytes());
         out[24..32].copy_from_slice(&self.tally.wins.to_le_bytes());
         out[32..40].copy_from_slice(&self.tally.draws.to_le_bytes());
@@ -468,13 +503,38 @@ impl Header {
         if !BLOCK_BITS.contains(&bytes[20]) {
             return Err(corrupt(format!("blocks of 2^{} slots", bytes[20])));
         }
-        if bytes[21] != RUNS_CODE {
-            return Err(corrupt(format!(
-                "block code {}, which this program does not read",
-                bytes[21]
-            )));
+        let code = match bytes[21] {
+            RUNS_CODE => BlockCode::Runs {
+                contexts: u32::from(bytes[22]),
+            },
+            TILES_CODE => BlockCode::Tiles {
+                neighbours: bytes[22],
+                width_bits: bytes[23],
+            },
+            other => {
+                return Err(corrupt(format!(
+                    "block code {other}, which this program does not read"
+                )));
+            }
+        };
+        if let BlockCode::Tiles {
+            neighbours,
+            width_bits,
+        } = code
+        {
+            if !(1..=tiles::NEIGHBOURS.len()).contains(&usize::from(neighbours)) {
+                return Err(corrupt(format!("tiles of {neighbours} neighbours")));
+            }
+            if width_bits > bytes[20] {
+                return Err(corrupt(format!(
+                    "tiles of 2^{width_bits} columns in blocks of 2^{} slots",
+                    bytes[20]
+                )));
+            }
         }
-        let header = Header {
+        let slots = u64_at(24);
+        let block_slots = 1u64 << bytes[20];
+        let mut header = Header {
             kind: Kind {
                 size: usize::from(bytes[12]),
                 rules,
@@ -483,8 +543,8 @@ impl Header {
             content,
             black: u32::from(u16_at(16)),
             white: u32::from(u16_at(18)),
-            block_slots: 1 << bytes[20],
-            slots: u64_at(24),
+            block_slots,
+            slots,
             tally: Tally {
                 wins: u64_at(32),
                 draws: u64_at(40),
@@ -492,9 +552,13 @@ impl Header {
                 longest: u32_at(56),
             },
             values: u32_at(60),
-            contexts: u32::from(bytes[22]),
+            code,
+            blocks: 0,
             data: u64_at(64),
         };
+        if let BlockCode::Runs { .. } = code {
+            header.blocks = slots.div_ceil(block_slots);
+        }
         Ok((header, u32_at(72)))
     }
 
@@ -502,13 +566,30 @@ impl Header {
         codec::classes(self.block_slots)
     }
 
-    /// Bytes of code lengths.
+    /// Bytes of the code's table: code lengths, or odds.
     fn code_bytes(&self) -> u64 {
-        u64::from(self.contexts) * u64::from(self.values) * u64::from(self.classes())
+        match self.code {
+            BlockCode::Runs { contexts } => {
+                u64::from(contexts) * u64::from(self.values) * u64::from(self.classes())
+            }
+            BlockCode::Tiles { neighbours, .. } => {
+                Model::stored_len(usize::from(neighbours)) as u64
+            }
+        }
     }
 
     pub fn blocks(&self) -> u64 {
-        self.slots.div_ceil(self.block_slots)
+        self.blocks
+    }
+
+    /// The most bytes a block of `slots` slots can honestly need: with
+    /// runs, a code and its extra bits a slot; with tiles, two decisions
+    /// a slot at odds no worse than 31 in 4,096 (under 3 bytes).
+    fn block_bytes_bound(&self, slots: u64) -> u64 {
+        match self.code {
+            BlockCode::Runs { .. } => slots * 8 + 8,
+            BlockCode::Tiles { .. } => slots * 3 + 8,
+        }
     }
 
     fn index_at(&self) -> u64 {
@@ -583,8 +664,14 @@ impl Header {
             Content::Wdl => 3,
             Content::Distance(_) => u64::from(t.longest) + 1,
         };
-        if self.contexts != contexts_of(content) {
-            return corrupt(format!("a code of {} contexts", self.contexts));
+        match self.code {
+            BlockCode::Runs { contexts } if contexts != contexts_of(content) => {
+                return corrupt(format!("a code of {contexts} contexts"));
+            }
+            BlockCode::Tiles { .. } if content != Content::Wdl => {
+                return corrupt("tiles in a distance file".into());
+            }
+            _ => {}
         }
         if u64::from(self.values) != values || self.values > codec::MAX_VALUES {
             return corrupt(format!(
@@ -592,9 +679,7 @@ impl Header {
                 self.values, t.longest
             ));
         }
-        // Each run of a block takes at least a bit and at most a code and
-        // its extra bits: a block cannot honestly need more.
-        let most = self.blocks() * (self.block_slots * 8 + 8);
+        let most = self.blocks() * self.block_bytes_bound(self.block_slots);
         if self.data > most {
             return corrupt(format!(
                 "{} bytes of blocks, more than {most} could need",
@@ -619,7 +704,18 @@ pub struct LayerFile {
     path: PathBuf,
     file: File,
     header: Header,
-    code: Code,
+    layout: Layout,
+}
+
+/// How an open file's blocks decode.
+enum Layout {
+    Runs(Code),
+    Tiles {
+        tiling: Tiling,
+        model: Model,
+        /// The board's sets, for which slots of a tile are positions.
+        shape: Arc<Shape>,
+    },
 }
 
 impl LayerFile {
@@ -643,24 +739,43 @@ impl LayerFile {
         let length = file.metadata().map_err(io_error)?.len();
         let mut bytes = [0u8; HEADER_LEN as usize];
         let read = read_at_most(&file, &mut bytes, 0).map_err(io_error)?;
-        let (header, crc) = Header::parse(&path, &bytes[..read])?;
+        let (mut header, crc) = Header::parse(&path, &bytes[..read])?;
+        let tiling = match header.code {
+            BlockCode::Tiles { width_bits, .. } => {
+                let tiling = Tiling::new(layer, header.block_slots, 1 << width_bits);
+                header.blocks = tiling.tiles();
+                Some(tiling)
+            }
+            BlockCode::Runs { .. } => None,
+        };
         header.check(&path, kind, content, layer)?;
         if length != header.file_length() {
             return Err(LayerError::Truncated(path));
         }
-        let mut lengths = vec![0u8; header.code_bytes() as usize];
-        file.read_exact_at(&mut lengths, HEADER_LEN)
+        let mut table = vec![0u8; header.code_bytes() as usize];
+        file.read_exact_at(&mut table, HEADER_LEN)
             .map_err(io_error)?;
-        if header.checksum(&lengths) != crc {
+        if header.checksum(&table) != crc {
             return Err(LayerError::Checksum(path));
         }
-        let code = Code::from_lengths(lengths, header.classes(), header.contexts)
-            .map_err(|BadBlock(why)| LayerError::Corrupt(path.clone(), why))?;
+        let bad = |BadBlock(why)| LayerError::Corrupt(path.clone(), why);
+        let layout = match (header.code, tiling) {
+            (BlockCode::Tiles { neighbours, .. }, Some(tiling)) => Layout::Tiles {
+                tiling,
+                model: Model::from_bytes(usize::from(neighbours), &table).map_err(bad)?,
+                shape: Shape::shared(kind.size, kind.max_cars)
+                    .ok_or_else(|| bad(BadBlock(format!("no tables of {kind:?}"))))?,
+            },
+            (BlockCode::Runs { contexts }, _) => {
+                Layout::Runs(Code::from_lengths(table, header.classes(), contexts).map_err(bad)?)
+            }
+            (BlockCode::Tiles { .. }, None) => unreachable!("tiles have a tiling"),
+        };
         Ok(Some(LayerFile {
             path,
             file,
             header,
-            code,
+            layout,
         }))
     }
 
@@ -695,7 +810,7 @@ impl LayerFile {
         for i in skip..n as usize {
             let block = from + i as u64;
             let end = end_of(i);
-            let most = self.block_bytes_bound(block);
+            let most = h.block_bytes_bound(self.block_len(block));
             if end < start || end > h.data || end - start > most {
                 return Err(self.corrupt(format!(
                     "block {block}'s index entry points outside the file"
@@ -714,11 +829,37 @@ impl LayerFile {
     /// Slots of block `block`.
     fn block_len(&self, block: u64) -> u64 {
         let h = &self.header;
-        (h.slots - block * h.block_slots).min(h.block_slots)
+        match &self.layout {
+            Layout::Runs(_) => (h.slots - block * h.block_slots).min(h.block_slots),
+            Layout::Tiles { tiling, .. } => tiling.tile(block).slots() as u64,
+        }
     }
 
-    fn block_bytes_bound(&self, block: u64) -> u64 {
-        self.block_len(block) * 8 + 8
+    /// Which slots block `block` holds, for messages.
+    fn describe(&self, block: u64) -> String {
+        match &self.layout {
+            Layout::Runs(_) => {
+                let first = block * self.header.block_slots;
+                format!(
+                    "block {block} (slots {first} to {})",
+                    first + self.block_len(block) - 1
+                )
+            }
+            Layout::Tiles { tiling, .. } => {
+                let tile = tiling.tile(block);
+                format!(
+                    "block {block} (rows {} to {} and columns {} to {} of the positions \
+                     with {} black and {} white cars, from slot {})",
+                    tile.row,
+                    tile.row + tile.rows as u64 - 1,
+                    tile.column,
+                    tile.column + tile.columns as u64 - 1,
+                    tile.block.black_cars,
+                    tile.block.white_cars,
+                    tile.slot(0, 0)
+                )
+            }
+        }
     }
 
     /// The bytes of block `block`, checked against their CRC.
@@ -729,16 +870,48 @@ impl LayerFile {
             .read_exact_at(bytes, self.header.data_at() + entry.start)
             .map_err(|e| LayerError::Io(self.path.clone(), e))?;
         if crc32fast::hash(bytes) != entry.crc {
-            return Err(self.corrupt(format!(
-                "block {block} (slots {} to {}) fails its checksum",
-                block * self.header.block_slots,
-                block * self.header.block_slots + self.block_len(block) - 1
-            )));
+            return Err(self.corrupt(format!("{} fails its checksum", self.describe(block))));
         }
         Ok(())
     }
 
-    /// The stored value of `slot`: one block read and walked.
+    /// The values of tile `block`, row by row, from its checked bytes.
+    fn decode_tile(&self, block: u64, bytes: &[u8], values: &mut Vec<u8>) {
+        let Layout::Tiles {
+            tiling,
+            model,
+            shape,
+        } = &self.layout
+        else {
+            unreachable!("a tile of a file of runs");
+        };
+        let tile = tiling.tile(block);
+        let blacks = &shape.black_sets(&tile.block)[tile.row as usize..][..tile.rows];
+        let whites = &shape.white_sets(&tile.block)[tile.column as usize..][..tile.columns];
+        model.decode(
+            tile.rows,
+            tile.columns,
+            |r, c| blacks[r] & whites[c] == 0,
+            bytes,
+            values,
+        );
+    }
+
+    /// The block holding `slot`, and the slot's place in it.
+    pub fn block_of(&self, slot: u64) -> (u64, u64) {
+        match &self.layout {
+            Layout::Runs(_) => (
+                slot / self.header.block_slots,
+                slot % self.header.block_slots,
+            ),
+            Layout::Tiles { tiling, .. } => {
+                let (tile, place) = tiling.locate(slot);
+                (tile, place as u64)
+            }
+        }
+    }
+
+    /// The stored value of `slot`: one block read and decoded.
     ///
     /// # Errors
     /// A damaged block, or a read that fails.
@@ -746,45 +919,160 @@ impl LayerFile {
         if slot >= self.header.slots {
             return Err(self.corrupt(format!("no slot {slot}")));
         }
-        let block = slot / self.header.block_slots;
+        let (block, place) = self.block_of(slot);
         let mut bytes = Vec::new();
         self.block(block, &mut bytes)?;
-        self.code
-            .value_at(
-                &bytes,
-                self.block_len(block),
-                slot % self.header.block_slots,
-            )
-            .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}")))
+        match &self.layout {
+            Layout::Runs(code) => code
+                .value_at(&bytes, self.block_len(block), place)
+                .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}"))),
+            Layout::Tiles { .. } => {
+                let mut values = Vec::new();
+                self.decode_tile(block, &bytes, &mut values);
+                Ok(u16::from(values[place as usize]))
+            }
+        }
     }
 
-    /// The runs of the block holding `slot`: its first slot and each run's
-    /// `(value, length)`, for a reader that keeps the block decoded.
+    /// The win/draw/loss of every slot of block `block` in its order (a
+    /// `.wdl` file's), for a reader that keeps blocks decoded.
     ///
     /// # Errors
     /// As [`LayerFile::value`].
-    pub fn block_runs(&self, slot: u64, visit: impl FnMut(u16, u64)) -> Result<u64, LayerError> {
-        let block = slot / self.header.block_slots;
+    pub fn decode_wdl(&self, block: u64) -> Result<WdlBits, LayerError> {
         let mut bytes = Vec::new();
         self.block(block, &mut bytes)?;
-        self.code
-            .decode_block(&bytes, self.block_len(block), visit)
-            .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}")))?;
-        Ok(block * self.header.block_slots)
+        let slots = self.block_len(block);
+        let mut bits = WdlBits::draws(slots);
+        match &self.layout {
+            Layout::Runs(code) => {
+                let mut at = 0;
+                code.decode_block(&bytes, slots, |value, length| {
+                    bits.set_run(at, length, wdl_of(value));
+                    at += length;
+                })
+                .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}")))?;
+            }
+            Layout::Tiles { .. } => {
+                let mut values = Vec::new();
+                self.decode_tile(block, &bytes, &mut values);
+                for (place, &value) in values.iter().enumerate() {
+                    if value != 0 {
+                        bits.set_run(place as u64, 1, wdl_of(u16::from(value)));
+                    }
+                }
+            }
+        }
+        Ok(bits)
     }
 
-    /// Every run of the file in slot order (`visit(first slot, value,
-    /// length)`), reading the blocks a few megabytes at a time; every
-    /// block's checksum is checked.
+    /// Every run of slots `first..end` in slot order (`visit(first slot,
+    /// value, length)`), decoded from the blocks that hold them, every
+    /// block's checksum checked.
     ///
     /// # Errors
     /// The first damaged block, or a read that fails.
-    pub fn each_run(&self, mut visit: impl FnMut(u64, u16, u64)) -> Result<(), LayerError> {
+    pub fn runs_between(
+        &self,
+        first: u64,
+        end: u64,
+        mut visit: impl FnMut(u64, u16, u64),
+    ) -> Result<(), LayerError> {
+        let end = end.min(self.header.slots);
+        if first >= end {
+            return Ok(());
+        }
+        match &self.layout {
+            Layout::Runs(code) => {
+                let block_slots = self.header.block_slots;
+                let (from, to) = (first / block_slots, (end - 1) / block_slots + 1);
+                self.each_block(from, to, |block, bytes| {
+                    let mut at = block * block_slots;
+                    code.decode_block(bytes, self.block_len(block), |value, length| {
+                        let (start, stop) = (at.max(first), (at + length).min(end));
+                        if start < stop {
+                            visit(start, value, stop - start);
+                        }
+                        at += length;
+                    })
+                    .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}")))
+                })
+            }
+            Layout::Tiles { tiling, .. } => {
+                // A band of tiles at a time: whole rows of one block.
+                let mut at = first;
+                let mut values = Vec::new();
+                let mut band = Vec::new();
+                while at < end {
+                    let (from, across) = tiling.band_of(at);
+                    let top = tiling.tile(from);
+                    let width = top.block.white_sets as usize;
+                    band.clear();
+                    band.resize(top.rows * width, 0u8);
+                    self.each_block(from, from + across, |block, bytes| {
+                        let tile = tiling.tile(block);
+                        self.decode_tile(block, bytes, &mut values);
+                        for (r, row) in values.chunks_exact(tile.columns).enumerate() {
+                            let start = r * width + tile.column as usize;
+                            band[start..start + tile.columns].copy_from_slice(row);
+                        }
+                        Ok(())
+                    })?;
+                    let band_first = top.slot(0, 0) - top.column;
+                    let band_end = band_first + band.len() as u64;
+                    let (start, stop) = (at.max(band_first), band_end.min(end));
+                    let mut slot = start;
+                    for run in band[(start - band_first) as usize..(stop - band_first) as usize]
+                        .chunk_by(|a, b| a == b)
+                    {
+                        visit(slot, u16::from(run[0]), run.len() as u64);
+                        slot += run.len() as u64;
+                    }
+                    at = band_end;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Every run of the file in slot order (`visit(first slot, value,
+    /// length)`); every block's checksum is checked.
+    ///
+    /// # Errors
+    /// The first damaged block, or a read that fails.
+    pub fn each_run(&self, visit: impl FnMut(u64, u16, u64)) -> Result<(), LayerError> {
+        self.runs_between(0, self.header.slots, visit)
+    }
+
+    /// Copies the whole file, as it was opened, into `out`.
+    ///
+    /// # Errors
+    /// A failed read or write.
+    pub fn copy_into(&self, out: &mut dyn Write) -> io::Result<()> {
+        let length = self.header.file_length();
+        let mut buffer = vec![0u8; 1 << 20];
+        let mut at = 0;
+        while at < length {
+            let n = (length - at).min(buffer.len() as u64) as usize;
+            self.file.read_exact_at(&mut buffer[..n], at)?;
+            out.write_all(&buffer[..n])?;
+            at += n as u64;
+        }
+        Ok(())
+    }
+
+    /// The checked bytes of blocks `from..to` in order (`visit(block,
+    /// bytes)`), read a few megabytes at a time.
+    fn each_block(
+        &self,
+        from: u64,
+        to: u64,
+        mut visit: impl FnMut(u64, &[u8]) -> Result<(), LayerError>,
+    ) -> Result<(), LayerError> {
         const CHUNK_BLOCKS: u64 = 1 << 10;
-        let blocks = self.header.blocks();
         let mut bytes = Vec::new();
-        for first in (0..blocks).step_by(CHUNK_BLOCKS as usize) {
-            let count = CHUNK_BLOCKS.min(blocks - first);
+        for first in (from..to).step_by(CHUNK_BLOCKS as usize) {
+            let count = CHUNK_BLOCKS.min(to - first);
             let entries = self.entries(first, count)?;
             let (start, end) = (entries[0].start, entries[entries.len() - 1].end);
             bytes.resize((end - start) as usize, 0);
@@ -795,15 +1083,11 @@ impl LayerFile {
                 let block = first + i as u64;
                 let data = &bytes[(entry.start - start) as usize..(entry.end - start) as usize];
                 if crc32fast::hash(data) != entry.crc {
-                    return Err(self.corrupt(format!("block {block} fails its checksum")));
+                    return Err(
+                        self.corrupt(format!("{} fails its checksum", self.describe(block)))
+                    );
                 }
-                let mut at = block * self.header.block_slots;
-                self.code
-                    .decode_block(data, self.block_len(block), |value, length| {
-                        visit(at, value, length);
-                        at += length;
-                    })
-                    .map_err(|BadBlock(why)| self.corrupt(format!("block {block}: {why}")))?;
+                visit(block, data)?;
             }
         }
         Ok(())
@@ -873,7 +1157,8 @@ fn stored(content: Content, code: u16) -> Option<u16> {
 
 /// Writes the `content` file of `layer` from its `values` (slots that are
 /// not `positions` are free), in blocks of `block_slots`, on `threads`
-/// threads; returns the file's length in bytes.
+/// threads; returns the file's length in bytes. A `.wdl` file is written
+/// in runs or in tiles, whichever is smaller.
 ///
 /// # Errors
 /// Any I/O error.
@@ -890,9 +1175,6 @@ pub fn write_file(
     threads: usize,
 ) -> io::Result<u64> {
     assert!(block_slots.is_power_of_two());
-    let slots = values.len() as u64;
-    let blocks = slots.div_ceil(block_slots);
-    let classes = codec::classes(block_slots);
     // What is stored for each code, looked up rather than decoded: the
     // runs are found twice for every slot of the layer.
     let most = match values {
@@ -901,101 +1183,335 @@ pub fn write_file(
         Values::Wide(_) => u16::MAX,
     };
     let stored_of: Vec<Option<u16>> = (0..=most).map(|code| stored(content, code)).collect();
-    let runs_of = |block: u64, emit: &mut dyn FnMut(u16, u64)| {
-        let start = block * block_slots;
-        let end = (start + block_slots).min(slots);
-        let stored_at = |slot: u64, code: u16| {
-            if is_set(positions, slot) {
-                stored_of[usize::from(code)]
-            } else {
-                None
-            }
-        };
-        match values {
-            Values::Narrow(codes) => codec::runs(
-                (start..end).map(|slot| stored_at(slot, u16::from(codes[slot as usize]))),
-                &mut *emit,
-            ),
-            _ => codec::runs(
-                (start..end).map(|slot| stored_at(slot, values.code(slot))),
-                &mut *emit,
-            ),
-        }
+    let source = Source {
+        kind,
+        content,
+        layer,
+        values,
+        positions,
+        stored_of: &stored_of,
+        tally,
+        block_slots,
+        threads,
     };
-    // Blocks are coded in chunks, on every thread: first counted, then
-    // written with the code the counts give.
-    const CHUNK: u64 = 256;
-    let chunks = blocks.div_ceil(CHUNK) as usize;
-    // The alphabet is what the values hold (a distance file's longest
-    // distance is its own, whatever the tally passed says); counted for
-    // each context with room for every value a file may have.
-    let contexts = contexts_of(content);
-    let per = (codec::MAX_VALUES * classes) as usize;
-    let counts = parallel(threads, chunks, |chunk, out: &mut Vec<Option<Vec<u64>>>| {
-        let mut frequencies = vec![0u64; contexts as usize * per];
-        let mut runs = Vec::new();
-        let mut fits = true;
-        for block in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(blocks) {
-            runs.clear();
-            runs_of(block, &mut |v, n| {
-                fits &= u32::from(v) < codec::MAX_VALUES;
-                runs.push((v, n));
-            });
-            if fits {
-                codec::count_symbols(&runs, classes, contexts, &mut frequencies);
-            }
+    let runs = source.runs()?;
+    let tiles = match content {
+        Content::Wdl => source.tiles(runs.length()),
+        Content::Distance(_) => None,
+    };
+    let body = match tiles {
+        Some(tiles) if tiles.length() < runs.length() => tiles,
+        _ => source.runs_body(runs),
+    };
+    let path = content.path(dir, layer.black, layer.white);
+    write_durably_with(&path, |out| {
+        out.write_all(MAGIC)?;
+        out.write_all(&body.header.fields())?;
+        out.write_all(&body.header.checksum(&body.table).to_le_bytes())?;
+        out.write_all(&[0; 4])?;
+        out.write_all(&body.table)?;
+        out.write_all(&body.index)?;
+        for data in &body.data {
+            out.write_all(data)?;
         }
-        out.push(fits.then_some(frequencies));
-    });
-    let mut frequencies = vec![0u64; contexts as usize * per];
-    for counted in counts {
-        let counted = counted.ok_or_else(|| {
-            io::Error::other(format!(
-                "layer {}: a distance beyond {} plies, more than a table file holds",
-                layer.name(),
-                codec::MAX_VALUES - 1
-            ))
-        })?;
-        for (total, n) in frequencies.iter_mut().zip(counted) {
-            *total += n;
+        Ok(())
+    })?;
+    Ok(body.length())
+}
+
+/// What [`write_file`] writes from.
+struct Source<'a> {
+    kind: Kind,
+    content: Content,
+    layer: &'a Layer,
+    values: &'a Values,
+    positions: &'a [u64],
+    /// What the file stores for each value code ([`stored`]).
+    stored_of: &'a [Option<u16>],
+    tally: Tally,
+    block_slots: u64,
+    threads: usize,
+}
+
+/// A file made, before it is written: its header, its code's table, its
+/// block index and its blocks' bytes (in pieces).
+struct Body {
+    header: Header,
+    table: Vec<u8>,
+    index: Vec<u8>,
+    data: Vec<Vec<u8>>,
+}
+
+impl Body {
+    fn length(&self) -> u64 {
+        self.header.file_length()
+    }
+}
+
+/// A file in runs, counted but not yet coded: its code, and its header
+/// with the data's length estimated (within half a byte a block).
+struct Runs {
+    code: Code,
+    header: Header,
+}
+
+impl Runs {
+    fn length(&self) -> u64 {
+        self.header.file_length()
+    }
+}
+
+/// Tiles a writer counts at most to choose its code (the rest are coded
+/// with the odds their sample gives).
+const SAMPLE_TILES: u64 = 512;
+
+/// Blocks are coded in chunks of this many, on every thread.
+const CHUNK: u64 = 256;
+
+impl Source<'_> {
+    /// What the file stores for `slot`, if it matters.
+    fn stored_at(&self, slot: u64) -> Option<u16> {
+        if is_set(self.positions, slot) {
+            self.stored_of[usize::from(self.values.code(slot))]
+        } else {
+            None
         }
     }
-    let used = (0..frequencies.len()).rev().find(|&s| frequencies[s] > 0);
-    let alphabet = match content {
-        Content::Wdl => 3,
-        Content::Distance(_) => used.map_or(1, |s| (s % per) as u32 / classes + 1),
-    };
-    // Each context's symbols of the alphabet, one context after the other.
-    let frequencies: Vec<u64> = frequencies
-        .chunks(per)
-        .flat_map(|context| context[..(alphabet * classes) as usize].iter().copied())
-        .collect();
-    let tally = match content {
-        Content::Wdl => tally,
-        Content::Distance(_) => Tally {
-            longest: alphabet - 1,
-            ..tally
-        },
-    };
-    let code = Code::from_frequencies(&frequencies, classes, contexts);
-    let mut coded = parallel(
-        threads,
-        chunks,
-        |chunk, out: &mut Vec<(usize, Vec<u8>, Vec<u64>)>| {
-            let mut data = Vec::new();
-            let mut ends = Vec::new();
-            let mut runs = Vec::new();
-            for block in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(blocks) {
-                runs.clear();
-                runs_of(block, &mut |v, n| runs.push((v, n)));
-                code.encode_block(&runs, &mut data);
-                ends.push(data.len() as u64);
+
+    /// The runs of block `block`, `emit(value, length)`.
+    fn runs_of(&self, block: u64, emit: &mut dyn FnMut(u16, u64)) {
+        let (values, block_slots) = (self.values, self.block_slots);
+        let slots = values.len() as u64;
+        let start = block * block_slots;
+        let end = (start + block_slots).min(slots);
+        match values {
+            Values::Narrow(codes) => codec::runs(
+                (start..end).map(|slot| {
+                    if is_set(self.positions, slot) {
+                        self.stored_of[usize::from(codes[slot as usize])]
+                    } else {
+                        None
+                    }
+                }),
+                &mut *emit,
+            ),
+            _ => codec::runs((start..end).map(|slot| self.stored_at(slot)), &mut *emit),
+        }
+    }
+
+    /// The file in runs, counted: its code and what it would take.
+    fn runs(&self) -> io::Result<Runs> {
+        let block_slots = self.block_slots;
+        let slots = self.values.len() as u64;
+        let blocks = slots.div_ceil(block_slots);
+        let classes = codec::classes(block_slots);
+        let runs_of = |block: u64, emit: &mut dyn FnMut(u16, u64)| self.runs_of(block, emit);
+        let chunks = blocks.div_ceil(CHUNK) as usize;
+        // The alphabet is what the values hold (a distance file's longest
+        // distance is its own, whatever the tally passed says); counted for
+        // each context with room for every value a file may have.
+        let contexts = contexts_of(self.content);
+        let per = (codec::MAX_VALUES * classes) as usize;
+        let counts = parallel(
+            self.threads,
+            chunks,
+            |chunk, out: &mut Vec<Option<Vec<u64>>>| {
+                let mut frequencies = vec![0u64; contexts as usize * per];
+                let mut runs = Vec::new();
+                let mut fits = true;
+                for block in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(blocks) {
+                    runs.clear();
+                    runs_of(block, &mut |v, n| {
+                        fits &= u32::from(v) < codec::MAX_VALUES;
+                        runs.push((v, n));
+                    });
+                    if fits {
+                        codec::count_symbols(&runs, classes, contexts, &mut frequencies);
+                    }
+                }
+                out.push(fits.then_some(frequencies));
+            },
+        );
+        let mut frequencies = vec![0u64; contexts as usize * per];
+        for counted in counts {
+            let counted = counted.ok_or_else(|| {
+                io::Error::other(format!(
+                    "layer {}: a distance beyond {} plies, more than a table file holds",
+                    self.layer.name(),
+                    codec::MAX_VALUES - 1
+                ))
+            })?;
+            for (total, n) in frequencies.iter_mut().zip(counted) {
+                *total += n;
             }
-            out.push((chunk, data, ends));
-        },
-    );
+        }
+        let used = (0..frequencies.len()).rev().find(|&s| frequencies[s] > 0);
+        let alphabet = match self.content {
+            Content::Wdl => 3,
+            Content::Distance(_) => used.map_or(1, |s| (s % per) as u32 / classes + 1),
+        };
+        // Each context's symbols of the alphabet, one context after the other.
+        let frequencies: Vec<u64> = frequencies
+            .chunks(per)
+            .flat_map(|context| context[..(alphabet * classes) as usize].iter().copied())
+            .collect();
+        let tally = match self.content {
+            Content::Wdl => self.tally,
+            Content::Distance(_) => Tally {
+                longest: alphabet - 1,
+                ..self.tally
+            },
+        };
+        let code = Code::from_frequencies(&frequencies, classes, contexts);
+        let header = Header {
+            data: code.data_bytes(&frequencies, blocks),
+            ..self.header(alphabet, tally, BlockCode::Runs { contexts }, blocks)
+        };
+        Ok(Runs { code, header })
+    }
+
+    /// The file in runs: the blocks coded with the code `runs` has.
+    fn runs_body(&self, runs: Runs) -> Body {
+        let blocks = runs.header.blocks;
+        let chunks = blocks.div_ceil(CHUNK) as usize;
+        let code = &runs.code;
+        let coded = parallel(
+            self.threads,
+            chunks,
+            |chunk, out: &mut Vec<(usize, Vec<u8>, Vec<u64>)>| {
+                let mut data = Vec::new();
+                let mut ends = Vec::new();
+                let mut runs = Vec::new();
+                for block in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(blocks) {
+                    runs.clear();
+                    self.runs_of(block, &mut |v, n| runs.push((v, n)));
+                    code.encode_block(&runs, &mut data);
+                    ends.push(data.len() as u64);
+                }
+                out.push((chunk, data, ends));
+            },
+        );
+        body(runs.header, code.lengths().to_vec(), coded)
+    }
+
+    /// The file in tiles (a `.wdl` file), or `None` if its estimate does
+    /// not come near `beat` bytes: a sample of the tiles counted by
+    /// context with every neighbour, the neighbours that code smallest
+    /// chosen, then every tile coded.
+    fn tiles(&self, beat: u64) -> Option<Body> {
+        let width_bits = TILE_WIDTH_BITS.min(self.block_slots.trailing_zeros() as u8);
+        let tiling = Tiling::new(self.layer, self.block_slots, 1 << width_bits);
+        let count = tiling.tiles();
+        let chunks = count.div_ceil(CHUNK) as usize;
+        let value_of = |tile: &tiles::Tile, r: usize, c: usize| {
+            self.stored_at(tile.slot(r, c)).map(|v| v as u8)
+        };
+        let all = tiles::NEIGHBOURS.len();
+        // Every `every`-th tile counted: the odds only start each tile.
+        let every = count.div_ceil(SAMPLE_TILES);
+        let sampled = count.div_ceil(every);
+        let counted = parallel(
+            self.threads,
+            sampled.div_ceil(CHUNK) as usize,
+            |chunk, out: &mut Vec<tiles::Counts>| {
+                if out.is_empty() {
+                    out.push(vec![[0; 3]; tiles::contexts(all)]);
+                }
+                for i in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(sampled) {
+                    let tile = tiling.tile(i * every);
+                    Model::count(
+                        all,
+                        tile.rows,
+                        tile.columns,
+                        |r, c| value_of(&tile, r, c),
+                        &mut out[0],
+                    );
+                }
+            },
+        );
+        let mut counts = vec![[0u64; 3]; tiles::contexts(all)];
+        for thread in counted {
+            for (total, n) in counts.iter_mut().zip(thread) {
+                for i in 0..3 {
+                    total[i] += n[i];
+                }
+            }
+        }
+        // Fewer neighbours: the first ones, the high digits of a context.
+        let fewer = |neighbours: usize| {
+            let mut merged = vec![[0u64; 3]; tiles::contexts(neighbours)];
+            for (context, n) in counts.iter().enumerate() {
+                let m = &mut merged[context >> (2 * (all - neighbours))];
+                for i in 0..3 {
+                    m[i] += n[i];
+                }
+            }
+            merged
+        };
+        let scale = count as f64 / sampled as f64;
+        let (neighbours, estimate) = (1..=all)
+            .map(|n| {
+                let bytes =
+                    scale * Model::estimate_bits(&fewer(n)) / 8.0 + Model::stored_len(n) as f64;
+                (n, bytes)
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))?;
+        // The adaptation usually saves a few percent on the estimate.
+        let overhead = (HEADER_LEN + count * INDEX_ENTRY) as f64;
+        if 0.8 * estimate + overhead > beat as f64 {
+            return None;
+        }
+        let model = Model::fit(neighbours, &fewer(neighbours));
+        let coded = parallel(
+            self.threads,
+            chunks,
+            |chunk, out: &mut Vec<(usize, Vec<u8>, Vec<u64>)>| {
+                let mut data = Vec::new();
+                let mut ends = Vec::new();
+                for t in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(count) {
+                    let tile = tiling.tile(t);
+                    model.encode(
+                        tile.rows,
+                        tile.columns,
+                        |r, c| value_of(&tile, r, c),
+                        &mut data,
+                    );
+                    ends.push(data.len() as u64);
+                }
+                out.push((chunk, data, ends));
+            },
+        );
+        let code = BlockCode::Tiles {
+            neighbours: neighbours as u8,
+            width_bits,
+        };
+        let header = self.header(3, self.tally, code, count);
+        Some(body(header, model.to_bytes(), coded))
+    }
+
+    /// The header of the file, its data length still 0.
+    fn header(&self, values: u32, tally: Tally, code: BlockCode, blocks: u64) -> Header {
+        Header {
+            kind: self.kind,
+            content: self.content,
+            black: self.layer.black,
+            white: self.layer.white,
+            slots: self.values.len() as u64,
+            block_slots: self.block_slots,
+            tally,
+            values,
+            code,
+            blocks,
+            data: 0,
+        }
+    }
+}
+
+/// The body of a file from its header, its code's table and its coded
+/// chunks (`(chunk, bytes, each block's end in them)`, in any order).
+fn body(mut header: Header, table: Vec<u8>, mut coded: Vec<(usize, Vec<u8>, Vec<u64>)>) -> Body {
     coded.sort_by_key(|(chunk, _, _)| *chunk);
-    let mut index = Vec::with_capacity((blocks * INDEX_ENTRY) as usize);
+    let mut index = Vec::with_capacity((header.blocks * INDEX_ENTRY) as usize);
     let mut base = 0u64;
     for (_, data, ends) in &coded {
         let mut start = 0u64;
@@ -1008,32 +1524,13 @@ pub fn write_file(
         }
         base += data.len() as u64;
     }
-    let header = Header {
-        kind,
-        content,
-        black: layer.black,
-        white: layer.white,
-        slots,
-        block_slots,
-        tally,
-        values: alphabet,
-        contexts,
-        data: base,
-    };
-    let path = content.path(dir, layer.black, layer.white);
-    write_durably_with(&path, |out| {
-        out.write_all(MAGIC)?;
-        out.write_all(&header.fields())?;
-        out.write_all(&header.checksum(code.lengths()).to_le_bytes())?;
-        out.write_all(&[0; 4])?;
-        out.write_all(code.lengths())?;
-        out.write_all(&index)?;
-        for (_, data, _) in &coded {
-            out.write_all(data)?;
-        }
-        Ok(())
-    })?;
-    Ok(header.file_length())
+    header.data = base;
+    Body {
+        header,
+        table,
+        index,
+        data: coded.into_iter().map(|(_, data, _)| data).collect(),
+    }
 }
 
 /// Writes the files of `layer` for its values with distances of `metric`:
@@ -1308,6 +1805,171 @@ mod tests {
                     .all(|s| bits.get(s) == values.get(s).wdl())
             );
         }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Win/draw/loss that changes slowly across rows and columns, as real
+    /// tables do (where tiles beat runs).
+    fn smooth_values(shape: &Shape, layer: &Layer) -> (Values, Tally) {
+        let mut values = Values::draws(layer.slots as usize, 0);
+        let mut tally = Tally::default();
+        for block in &layer.blocks {
+            for row in 0..block.black_sets {
+                for column in 0..block.white_sets {
+                    let value = match (row / 3 + column / 5 + row * column % 7 / 6) % 3 {
+                        0 => Dtz::Draw,
+                        1 => Dtz::Win(0),
+                        _ => Dtz::Loss(0),
+                    };
+                    let slot = block.slot(row, column);
+                    values.set(slot, encode(value));
+                    let (black, white) =
+                        (shape.black_set(block, row), shape.white_set(block, column));
+                    if black & white == 0 {
+                        tally.add(value);
+                    }
+                }
+            }
+        }
+        (values, tally)
+    }
+
+    #[test]
+    fn tiles_round_trip_and_probe_position_by_position() {
+        let kind = Kind {
+            size: 5,
+            rules: Rules::Textbook,
+            max_cars: 4,
+        };
+        let shape = Shape::new(5, 4).unwrap();
+        let dir = scratch("tiles", kind);
+        let layer = shape.layer(8, 8);
+        let positions = positions_of(&shape, &layer);
+        let (values, tally) = smooth_values(&shape, &layer);
+        for block in [1 << 10, 1 << 14] {
+            write_file(
+                &dir,
+                kind,
+                Content::Wdl,
+                &layer,
+                &values,
+                &positions,
+                tally,
+                block,
+                2,
+            )
+            .unwrap();
+            let file = open_required(&dir, kind, Content::Wdl, &layer).unwrap();
+            assert!(
+                matches!(file.header().code, BlockCode::Tiles { .. }),
+                "{:?}",
+                file.header().code
+            );
+            assert!(file.header().blocks() > 1);
+            let wdl = |slot: u64| stored(Content::Wdl, values.code(slot)).unwrap();
+            let bits = read_wdl(&dir, kind, &layer).unwrap();
+            let mut decoded: Option<(u64, WdlBits)> = None;
+            for slot in (0..layer.slots).filter(|&s| is_set(&positions, s)) {
+                assert_eq!(bits.get(slot), values.get(slot).wdl(), "slot {slot}");
+                if slot % 997 == 0 {
+                    assert_eq!(file.value(slot).unwrap(), wdl(slot), "slot {slot}");
+                }
+                // A block decoded whole, as the search's cache holds it.
+                let (block, place) = file.block_of(slot);
+                if decoded.as_ref().is_none_or(|(b, _)| *b != block) {
+                    decoded = Some((block, file.decode_wdl(block).unwrap()));
+                }
+                let held = &decoded.as_ref().unwrap().1;
+                assert_eq!(held.get(place), values.get(slot).wdl(), "slot {slot}");
+            }
+            // Runs of any stretch of slots.
+            for (first, end) in [
+                (0, 1),
+                (5, 900),
+                (1000, 1001),
+                (layer.slots - 70, layer.slots),
+            ] {
+                let mut at = first;
+                file.runs_between(first, end, |start, value, length| {
+                    assert_eq!(start, at);
+                    for slot in start..start + length {
+                        if is_set(&positions, slot) {
+                            assert_eq!(value, wdl(slot), "slot {slot}");
+                        }
+                    }
+                    at += length;
+                })
+                .unwrap();
+                assert_eq!(at, end);
+            }
+        }
+        // The same values in runs take more room than in tiles.
+        let runs = Source {
+            kind,
+            content: Content::Wdl,
+            layer: &layer,
+            values: &values,
+            positions: &positions,
+            stored_of: &(0..=255)
+                .map(|c| stored(Content::Wdl, c))
+                .collect::<Vec<_>>(),
+            tally,
+            block_slots: 1 << 14,
+            threads: 1,
+        }
+        .runs()
+        .unwrap();
+        let path = Content::Wdl.path(&dir, 8, 8);
+        assert!(fs::metadata(&path).unwrap().len() < runs.length());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_tile_is_named_and_the_other_tiles_still_read() {
+        let kind = Kind {
+            size: 5,
+            rules: Rules::Textbook,
+            max_cars: 4,
+        };
+        let shape = Shape::new(5, 4).unwrap();
+        let dir = scratch("damaged-tile", kind);
+        let layer = shape.layer(8, 8);
+        let positions = positions_of(&shape, &layer);
+        let (values, tally) = smooth_values(&shape, &layer);
+        write_file(
+            &dir,
+            kind,
+            Content::Wdl,
+            &layer,
+            &values,
+            &positions,
+            tally,
+            1 << 10,
+            1,
+        )
+        .unwrap();
+        let path = Content::Wdl.path(&dir, 8, 8);
+        let file = open_required(&dir, kind, Content::Wdl, &layer).unwrap();
+        let entries = file.entries(3, 1).unwrap();
+        assert!(entries[0].end > entries[0].start);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[(file.header().data_at() + entries[0].start) as usize] ^= 0x5A;
+        fs::write(&path, &bytes).unwrap();
+        let file = open_required(&dir, kind, Content::Wdl, &layer).unwrap();
+        let inside = (0..layer.slots).find(|&s| file.block_of(s).0 == 3).unwrap();
+        let outside = (0..layer.slots).find(|&s| file.block_of(s).0 == 4).unwrap();
+        match file.value(inside) {
+            Err(LayerError::Corrupt(p, why)) => {
+                assert_eq!(p, path);
+                assert!(
+                    why.contains("block 3 (rows ") && why.contains("fails its checksum"),
+                    "{why}"
+                );
+            }
+            other => panic!("a damaged tile read as {other:?}"),
+        }
+        assert!(file.value(outside).is_ok() && file.value(0).is_ok());
+        assert!(read_wdl(&dir, kind, &layer).is_err());
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -20,6 +20,10 @@
 //! count and sum, so the child's black index is the parent's white index
 //! and its white index is the rank of `B'`: no transposing while solving.
 
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
 use crate::board::{self, Color, Position};
 
 /// Most cars a side can have on the board (an 8 x 8 board starts with 7).
@@ -251,6 +255,22 @@ impl Shape {
                     .collect()
             })
             .collect()
+    }
+
+    /// The index of [`Shape::new`], built once a process and shared (for
+    /// readers of table files, which need a board's sets).
+    pub fn shared(size: usize, max_cars: u32) -> Option<Arc<Shape>> {
+        static SHAPES: Mutex<Vec<Arc<Shape>>> = Mutex::new(Vec::new());
+        let mut shapes = SHAPES.lock();
+        if let Some(shape) = shapes
+            .iter()
+            .find(|s| (s.size(), s.max_cars) == (size, max_cars))
+        {
+            return Some(Arc::clone(shape));
+        }
+        let shape = Arc::new(Shape::new(size, max_cars)?);
+        shapes.push(Arc::clone(&shape));
+        Some(shape)
     }
 
     pub fn size(&self) -> usize {

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use super::format::{self, Content, Kind, LayerError, LayerFile, Metric};
 use super::layers::{Layer, Shape};
 use super::parallel;
-use super::value::{Dtz, Tally, Values, decode};
+use super::value::{Dtz, Tally, Values, Wdl, decode};
 
 const HEADER_LEN: usize = 80;
 /// The largest old file read: the largest 6 x 6 file was under 1 GB.
@@ -181,10 +181,10 @@ pub fn convert(
     progress: &(dyn Fn(&Converted) + Sync),
 ) -> Result<Conversion, LayerError> {
     let (kind, version) = format::read_manifest(old)?;
-    if version != 1 {
+    if version != 1 && version != format::VERSION {
         return Err(LayerError::Manifest(
             old.join(format::MANIFEST),
-            format!("holds tables of format {version}, not the old format 1: nothing to convert"),
+            format!("holds tables of format {version}, which this program does not convert"),
         ));
     }
     let shape = super::layered::shape_of(kind)
@@ -230,7 +230,12 @@ pub fn convert(
         }
         let layer = &layers[order[unit]];
         for &metric in metrics {
-            match convert_layer(old, new, kind, &shape, layer, metric) {
+            let converted = if version == 1 {
+                convert_layer(old, new, kind, &shape, layer, metric)
+            } else {
+                recode_layer(old, new, kind, &shape, layer, metric)
+            };
+            match converted {
                 Ok((done, positions)) => {
                     let mut total = total.lock().unwrap_or_else(|e| e.into_inner());
                     total.layers += usize::from(metric == Metric::Dtz);
@@ -316,6 +321,85 @@ fn convert_layer(
         .map_err(|e| LayerError::Io(content.path(new, layer.black, layer.white), e))?;
     }
     let compared = compare(new, kind, layer, metric, &values, &positions)?;
+    done.new_bytes = new_bytes(new, layer, contents);
+    done.skipped = false;
+    Ok((done, compared))
+}
+
+/// Recodes one layer of a directory of the current format: its
+/// win/draw/loss file rewritten in the smallest code this program writes
+/// (tiles, where they are smaller than runs) and compared position by
+/// position; its distance file of `metric` copied as it is and checked.
+fn recode_layer(
+    old: &Path,
+    new: &Path,
+    kind: Kind,
+    shape: &Shape,
+    layer: &Layer,
+    metric: Metric,
+) -> Result<(Converted, u64), LayerError> {
+    let distance = Content::Distance(metric);
+    let contents: &[Content] = match metric {
+        Metric::Dtz => &[Content::Wdl, distance],
+        Metric::Dte => &[distance],
+    };
+    let mut done = Converted {
+        layer: (layer.black, layer.white),
+        metric,
+        old_bytes: new_bytes(old, layer, contents),
+        new_bytes: 0,
+        slots: layer.slots,
+        skipped: true,
+    };
+    // The distance file is copied last: with it there, the layer is done.
+    if LayerFile::open(new, kind, distance, layer)?.is_some() {
+        done.new_bytes = new_bytes(new, layer, contents);
+        return Ok((done, 0));
+    }
+    let source = format::open_required(old, kind, distance, layer)?;
+    let mut compared = 0;
+    if metric == Metric::Dtz {
+        let wdl = format::read_wdl(old, kind, layer)?;
+        let codes: Vec<u8> = (0..layer.slots)
+            .map(|slot| match wdl.get(slot) {
+                Wdl::Draw => 0,
+                Wdl::Win => 1,
+                Wdl::Loss => 2,
+            })
+            .collect();
+        let values = Values::Narrow(codes);
+        let positions = format::positions_of(shape, layer);
+        let tally = source.header().tally;
+        format::write_file(
+            new,
+            kind,
+            Content::Wdl,
+            layer,
+            &values,
+            &positions,
+            tally,
+            format::BLOCK_SLOTS,
+            1,
+        )
+        .map_err(|e| LayerError::Io(Content::Wdl.path(new, layer.black, layer.white), e))?;
+        let written = format::read_wdl(new, kind, layer)?;
+        for slot in 0..layer.slots {
+            if format::is_set(&positions, slot) {
+                if written.get(slot) != wdl.get(slot) {
+                    return Err(LayerError::Corrupt(
+                        Content::Wdl.path(new, layer.black, layer.white),
+                        format!("slot {slot} differs from the old file's value after recoding"),
+                    ));
+                }
+                compared += 1;
+            }
+        }
+    }
+    // Copied through a temporary name, then checked as a reader opens it.
+    let to = distance.path(new, layer.black, layer.white);
+    format::write_durably_with(&to, |out| source.copy_into(out))
+        .map_err(|e| LayerError::Io(to.clone(), e))?;
+    format::open_required(new, kind, distance, layer)?;
     done.new_bytes = new_bytes(new, layer, contents);
     done.skipped = false;
     Ok((done, compared))

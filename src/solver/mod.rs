@@ -10,8 +10,10 @@
 //! ([`schedule`]); inside a pair of layers it runs the retrograde analysis
 //! over their sideways moves ([`retro`]), given the win/draw/loss of the
 //! layers the forward moves reach. Each finished layer goes to its own
-//! compressed, checksummed file ([`store`]), or, for the built-in 3 x 3
-//! and 4 x 4 tables, stays in memory ([`solve_in_memory`]).
+//! compressed, checksummed files ([`format`]: blocks of runs, [`codec`],
+//! or for win/draw/loss tiles coded by their neighbours, [`tiles`]), read
+//! through [`store`], or, for the built-in 3 x 3 and 4 x 4 tables, stays
+//! in memory ([`solve_in_memory`]).
 //!
 //! What is stored for every position is win, draw or loss for the side to
 //! move and the plies to the next progress move of best play ([`Dtz`]);
@@ -33,6 +35,7 @@ pub mod reach;
 mod retro;
 mod schedule;
 mod store;
+mod tiles;
 mod value;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,7 +47,7 @@ pub use format::{
     VERSION, layer_path, read_header, read_kind, read_layer, read_manifest, read_values,
     read_values_header, write_layer, write_metric,
 };
-pub use format::{positions_of, prepare_dir, write_file};
+pub use format::{is_set, positions_of, prepare_dir, read_wdl, write_file};
 pub use layered::{
     DteOutcome, LayeredError, Outcome, PairDone, Plan, Verified, add_dte, dte_in_memory, shape_of,
     solve as solve_layers, solve_in_memory, verify,

@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::cache::{BlockCache, Decoded, Tag, WdlReader, wdl_budget};
-use super::format::{Content, Kind, LayerError, LayerFile, Metric, code_of, wdl_of};
+use super::cache::{BlockCache, Tag, WdlReader, wdl_budget};
+use super::format::{Content, Kind, LayerError, LayerFile, Metric, code_of};
 use super::layers::Shape;
-use super::value::{Dtz, Values, Wdl, WdlBits, decode};
+use super::value::{Dtz, Values, Wdl, decode};
 use crate::board::Position;
 
 /// The open files of a directory, by layer number.
@@ -250,10 +250,30 @@ impl Tables {
             Source::Dir(files) => files,
         };
         let value = (|| -> Result<Dtz, LayerError> {
-            let sign = files.wdl[id].value(slot)?;
-            if sign == 0 {
-                return Ok(Dtz::Draw);
-            }
+            // Win, draw or loss from a block decoded once and kept: a tile
+            // takes far longer to decode than one slot takes to read.
+            let file = &files.wdl[id];
+            let (block, place) = file.block_of(slot);
+            let tag = Tag {
+                layer: id as u32,
+                block,
+            };
+            let mut failure = None;
+            let decoded = files.blocks.get(tag, || {
+                file.decode_wdl(block)
+                    .map_err(|error| failure = Some(error))
+                    .ok()
+            });
+            let sign = match decoded.map(|bits| bits.get(place)) {
+                None => {
+                    return Err(failure.unwrap_or_else(|| {
+                        LayerError::Unusable(format!("{}: a block unread", file.path().display()))
+                    }));
+                }
+                Some(Wdl::Draw) => return Ok(Dtz::Draw),
+                Some(Wdl::Win) => 1,
+                Some(Wdl::Loss) => 2,
+            };
             let distances = match metric {
                 Metric::Dtz => &files.dtz[id],
                 Metric::Dte => &files.dte.as_ref().expect("has_dte")[id],
@@ -294,29 +314,20 @@ impl Tables {
         for first in (0..slots).step_by(chunk as usize) {
             let end = (first + chunk).min(slots);
             let mut values = Values::draws((end - first) as usize, longest);
-            // Win, draw or loss first (a block starts each step: `first`
-            // and the chunk are multiples of the block sizes).
-            let mut at = first;
-            while at < end {
-                wdl.block_runs(at, |value, length| {
-                    if value != 0 {
-                        for s in at..at + length {
-                            values.set(s - first, value);
-                        }
-                    }
-                    at += length;
-                })?;
-            }
-            // The distances of the won and lost slots.
-            let mut at = first;
-            while at < end {
-                dtz.block_runs(at, |distance, length| {
+            // Win, draw or loss first, then the distances of the won and
+            // lost slots.
+            wdl.runs_between(first, end, |at, value, length| {
+                if value != 0 {
                     for s in at - first..at - first + length {
-                        values.set(s, code_of(values.code(s), distance));
+                        values.set(s, value);
                     }
-                    at += length;
-                })?;
-            }
+                }
+            })?;
+            dtz.runs_between(first, end, |at, distance, length| {
+                for s in at - first..at - first + length {
+                    values.set(s, code_of(values.code(s), distance));
+                }
+            })?;
             visit(first, &values);
         }
         Ok(())
@@ -352,24 +363,15 @@ impl Tables {
             return None;
         }
         let file = &files.wdl[id];
+        let (block, place) = file.block_of(slot);
         let tag = Tag {
             layer: id as u32,
-            block: slot / file.header().block_slots,
+            block,
         };
-        reader.probe(&files.blocks, tag, slot, || {
-            let mut runs = Vec::new();
-            let first = file
-                .block_runs(slot, |value, length| runs.push((value, length)))
+        reader.probe(&files.blocks, tag, place, || {
+            file.decode_wdl(block)
                 .inspect_err(|error| self.report(error.to_string()))
-                .ok()?;
-            let total = runs.iter().map(|&(_, n)| n).sum();
-            let mut bits = WdlBits::draws(total);
-            let mut at = 0;
-            for (value, length) in runs {
-                bits.set_run(at, length, wdl_of(value));
-                at += length;
-            }
-            Some(Decoded { first, bits })
+                .ok()
         })
     }
 }

@@ -1,0 +1,118 @@
+//! Each layer's win/draw/loss file of DIR rewritten by the current writer
+//! (tiles where they are smaller than runs) into a scratch directory: the
+//! bytes before and after, bits a position, the code chosen, the time to
+//! write it, and the time of random probes of the new file. Layers of
+//! fewer than MIN_SLOTS slots are skipped; DIR may be a solve under way.
+//!
+//! ```sh
+//! cargo run --release --example tilesize -- DIR [MIN_SLOTS] [PROBES]
+//! ```
+
+use std::path::Path;
+use std::time::Instant;
+
+use dodgem::solver::{
+    BLOCK_SLOTS, Content, Layer, LayerFile, Shape, Values, Wdl, is_set, positions_of, prepare_dir,
+    read_manifest, read_wdl, write_file,
+};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if !(2..=4).contains(&args.len()) {
+        eprintln!("usage: tilesize DIR [MIN_SLOTS] [PROBES]");
+        std::process::exit(2);
+    }
+    let number = |i: usize, default: u64| args.get(i).map_or(default, |a| a.parse().unwrap());
+    let (min_slots, probes) = (number(2, 0), number(3, 1000));
+    let dir = Path::new(&args[1]);
+    let (kind, _) = read_manifest(dir).expect("a table directory");
+    let shape = Shape::new(kind.size, kind.max_cars).expect("a shape");
+    let mut layers: Vec<Layer> = shape
+        .pairs()
+        .into_iter()
+        .flat_map(|(a, b)| [(a, b), (b, a)])
+        .map(|(a, b)| shape.layer(a, b))
+        .filter(|l| l.slots >= min_slots)
+        .collect();
+    layers.dedup();
+    let scratch = std::env::temp_dir().join(format!("dodgem-tilesize-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    prepare_dir(&scratch, kind).unwrap();
+    println!("layer\tpositions\tbefore\tafter\tbits_before\tbits_after\tcode\twrite_s\tprobe_us");
+    let (mut positions_all, mut before_all, mut after_all) = (0u64, 0u64, 0u64);
+    for layer in &layers {
+        let Ok(Some(old)) = LayerFile::open(dir, kind, Content::Wdl, layer) else {
+            continue;
+        };
+        let before = std::fs::metadata(old.path()).unwrap().len();
+        let wdl = read_wdl(dir, kind, layer).expect("a readable layer");
+        let codes: Vec<u8> = (0..layer.slots)
+            .map(|slot| match wdl.get(slot) {
+                Wdl::Draw => 0,
+                Wdl::Win => 1,
+                Wdl::Loss => 2,
+            })
+            .collect();
+        let positions = positions_of(&shape, layer);
+        let count: u64 = positions.iter().map(|w| u64::from(w.count_ones())).sum();
+        let clock = Instant::now();
+        let after = write_file(
+            &scratch,
+            kind,
+            Content::Wdl,
+            layer,
+            &Values::Narrow(codes),
+            &positions,
+            old.header().tally,
+            BLOCK_SLOTS,
+            1,
+        )
+        .unwrap();
+        let write_s = clock.elapsed().as_secs_f64();
+        let new = LayerFile::open(&scratch, kind, Content::Wdl, layer)
+            .unwrap()
+            .unwrap();
+        // Random positions probed one at a time, each checked.
+        let mut state = 0x2545_F491_4F6C_DD1Du64 ^ layer.slots;
+        let mut probed = 0u64;
+        let clock = Instant::now();
+        while probed < probes && count > 0 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let slot = state % layer.slots;
+            if !is_set(&positions, slot) {
+                continue;
+            }
+            let expected = match wdl.get(slot) {
+                Wdl::Draw => 0,
+                Wdl::Win => 1,
+                Wdl::Loss => 2,
+            };
+            assert_eq!(new.value(slot).unwrap(), expected, "slot {slot}");
+            probed += 1;
+        }
+        let probe_us = clock.elapsed().as_secs_f64() * 1e6 / probed.max(1) as f64;
+        let code = format!("{:?}", new.header().code);
+        let bits = |bytes: u64| bytes as f64 * 8.0 / count.max(1) as f64;
+        println!(
+            "{}\t{count}\t{before}\t{after}\t{:.3}\t{:.3}\t{}\t{write_s:.2}\t{probe_us:.1}",
+            layer.name(),
+            bits(before),
+            bits(after),
+            code.replace(' ', "")
+        );
+        positions_all += count;
+        before_all += before;
+        after_all += after;
+        std::fs::remove_file(Content::Wdl.path(&scratch, layer.black, layer.white)).unwrap();
+    }
+    let bits = |bytes: u64| bytes as f64 * 8.0 / positions_all.max(1) as f64;
+    println!(
+        "all\t{positions_all}\t{before_all}\t{after_all}\t{:.3}\t{:.3}",
+        bits(before_all),
+        bits(after_all)
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+}
