@@ -12,8 +12,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use dodgem::solver::{
-    BLOCK_SLOTS, Content, Layer, LayerFile, Shape, Values, Wdl, is_set, positions_of, prepare_dir,
-    read_manifest, read_wdl, write_file,
+    BLOCK_SLOTS, Content, Layer, LayerFile, Shape, Values, is_set, positions_of, prepare_dir,
+    read_manifest, read_wdl, wdl_value, write_file,
 };
 
 fn main() {
@@ -48,11 +48,7 @@ fn main() {
         let before = std::fs::metadata(old.path()).unwrap().len();
         let wdl = read_wdl(dir, kind, layer).expect("a readable layer");
         let codes: Vec<u8> = (0..layer.slots)
-            .map(|slot| match wdl.get(slot) {
-                Wdl::Draw => 0,
-                Wdl::Win => 1,
-                Wdl::Loss => 2,
-            })
+            .map(|slot| wdl_value(wdl.get(slot)) as u8)
             .collect();
         let positions = positions_of(&shape, layer);
         let count: u64 = positions.iter().map(|w| u64::from(w.count_ones())).sum();
@@ -85,12 +81,11 @@ fn main() {
             if !is_set(&positions, slot) {
                 continue;
             }
-            let expected = match wdl.get(slot) {
-                Wdl::Draw => 0,
-                Wdl::Win => 1,
-                Wdl::Loss => 2,
-            };
-            assert_eq!(new.value(slot).unwrap(), expected, "slot {slot}");
+            assert_eq!(
+                new.value(slot).unwrap(),
+                wdl_value(wdl.get(slot)),
+                "slot {slot}"
+            );
             probed += 1;
         }
         let probe_us = clock.elapsed().as_secs_f64() * 1e6 / probed.max(1) as f64;

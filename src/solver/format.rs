@@ -1651,6 +1651,15 @@ pub fn wdl_of(value: u16) -> Wdl {
     }
 }
 
+/// What a `.wdl` file stores for `wdl`: the inverse of [`wdl_of`].
+pub fn wdl_value(wdl: Wdl) -> u16 {
+    match wdl {
+        Wdl::Draw => 0,
+        Wdl::Win => 1,
+        Wdl::Loss => 2,
+    }
+}
+
 /// The code ([`super::value::encode`]) of a slot whose `.wdl` value is
 /// `sign` and whose distance file holds `distance` (a draw's distance is
 /// free and ignored).
@@ -1834,18 +1843,25 @@ mod tests {
         (values, tally)
     }
 
-    #[test]
-    fn tiles_round_trip_and_probe_position_by_position() {
+    /// The 5 x 5 tables' largest layer with [`smooth_values`], in a
+    /// scratch directory: the kind, directory, layer, positions, values
+    /// and tally.
+    fn smooth_layer(name: &str) -> (Kind, PathBuf, Layer, Vec<u64>, Values, Tally) {
         let kind = Kind {
             size: 5,
             rules: Rules::Textbook,
             max_cars: 4,
         };
         let shape = Shape::new(5, 4).unwrap();
-        let dir = scratch("tiles", kind);
         let layer = shape.layer(8, 8);
         let positions = positions_of(&shape, &layer);
         let (values, tally) = smooth_values(&shape, &layer);
+        (kind, scratch(name, kind), layer, positions, values, tally)
+    }
+
+    #[test]
+    fn tiles_round_trip_and_probe_position_by_position() {
+        let (kind, dir, layer, positions, values, tally) = smooth_layer("tiles");
         for block in [1 << 10, 1 << 14] {
             write_file(
                 &dir,
@@ -1926,16 +1942,7 @@ mod tests {
 
     #[test]
     fn a_damaged_tile_is_named_and_the_other_tiles_still_read() {
-        let kind = Kind {
-            size: 5,
-            rules: Rules::Textbook,
-            max_cars: 4,
-        };
-        let shape = Shape::new(5, 4).unwrap();
-        let dir = scratch("damaged-tile", kind);
-        let layer = shape.layer(8, 8);
-        let positions = positions_of(&shape, &layer);
-        let (values, tally) = smooth_values(&shape, &layer);
+        let (kind, dir, layer, positions, values, tally) = smooth_layer("damaged-tile");
         write_file(
             &dir,
             kind,

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use super::format::{self, Content, Kind, LayerError, LayerFile, Metric};
 use super::layers::{Layer, Shape};
 use super::parallel;
-use super::value::{Dtz, Tally, Values, Wdl, decode};
+use super::value::{Dtz, Tally, Values, decode};
 
 const HEADER_LEN: usize = 80;
 /// The largest old file read: the largest 6 x 6 file was under 1 GB.
@@ -361,11 +361,7 @@ fn recode_layer(
     if metric == Metric::Dtz {
         let wdl = format::read_wdl(old, kind, layer)?;
         let codes: Vec<u8> = (0..layer.slots)
-            .map(|slot| match wdl.get(slot) {
-                Wdl::Draw => 0,
-                Wdl::Win => 1,
-                Wdl::Loss => 2,
-            })
+            .map(|slot| format::wdl_value(wdl.get(slot)) as u8)
             .collect();
         let values = Values::Narrow(codes);
         let positions = format::positions_of(shape, layer);

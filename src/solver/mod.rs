@@ -47,7 +47,7 @@ pub use format::{
     VERSION, layer_path, read_header, read_kind, read_layer, read_manifest, read_values,
     read_values_header, write_layer, write_metric,
 };
-pub use format::{is_set, positions_of, prepare_dir, read_wdl, write_file};
+pub use format::{is_set, positions_of, prepare_dir, read_wdl, wdl_value, write_file};
 pub use layered::{
     DteOutcome, LayeredError, Outcome, PairDone, Plan, Verified, add_dte, dte_in_memory, shape_of,
     solve as solve_layers, solve_in_memory, verify,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::cache::{BlockCache, Tag, WdlReader, wdl_budget};
-use super::format::{Content, Kind, LayerError, LayerFile, Metric, code_of};
+use super::format::{Content, Kind, LayerError, LayerFile, Metric, code_of, wdl_value};
 use super::layers::Shape;
 use super::value::{Dtz, Values, Wdl, decode};
 use crate::board::Position;
@@ -264,15 +264,14 @@ impl Tables {
                     .map_err(|error| failure = Some(error))
                     .ok()
             });
-            let sign = match decoded.map(|bits| bits.get(place)) {
+            let sign = match decoded.map(|bits| wdl_value(bits.get(place))) {
                 None => {
                     return Err(failure.unwrap_or_else(|| {
                         LayerError::Unusable(format!("{}: a block unread", file.path().display()))
                     }));
                 }
-                Some(Wdl::Draw) => return Ok(Dtz::Draw),
-                Some(Wdl::Win) => 1,
-                Some(Wdl::Loss) => 2,
+                Some(0) => return Ok(Dtz::Draw),
+                Some(sign) => sign,
             };
             let distances = match metric {
                 Metric::Dtz => &files.dtz[id],
