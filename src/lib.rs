@@ -15,7 +15,7 @@
 //! assert_eq!(notation::format_position(&start), "B2/B2/1WW b");
 //! assert_eq!(perft(&start, 4), 101);
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod bench;
 pub mod board;
@@ -25,6 +25,7 @@ pub mod eval;
 pub(crate) mod files;
 pub mod game;
 pub mod gui;
+pub(crate) mod memory;
 pub mod notation;
 pub(crate) mod options;
 pub mod perft;

@@ -132,11 +132,10 @@ pub struct TranspositionTable {
     retired: Option<Vec<AtomicU64>>,
 }
 
-/// `count` zeroed clusters, or `None` when the memory cannot be had. The
-/// memory is asked for as zeroed, which the system provides lazily.
+/// `count` zeroed clusters (in huge pages where the system gives them),
+/// or `None` when the memory cannot be had.
 fn zeroed(count: usize) -> Option<Box<[AtomicU64]>> {
-    let words = count.checked_mul(CLUSTER_WORDS)?;
-    bytemuck::allocation::try_zeroed_slice_box(words).ok()
+    crate::memory::try_zeroed_slice(count.checked_mul(CLUSTER_WORDS)?)
 }
 
 /// Converts a score relative to the root into one relative to the node

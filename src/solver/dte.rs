@@ -83,7 +83,7 @@ pub fn solve_pair(
     let started = std::time::Instant::now();
     let states: Vec<Vec<AtomicU16>> = sides
         .iter()
-        .map(|side| (0..side.layer.slots).map(|_| AtomicU16::new(0)).collect())
+        .map(|side| crate::memory::zeroed_vec(side.layer.slots as usize))
         .collect();
     let layers: Vec<&Layer> = sides.iter().map(|side| side.layer).collect();
     let partner = |i: usize| layers.len() - 1 - i;

@@ -1701,7 +1701,7 @@ pub fn read_layer(dir: &Path, kind: Kind, layer: &Layer) -> Result<(Values, Tall
 }
 
 /// [`write_values`] of the distances to progress, for a caller without
-/// the tables' [`Shape`] at hand (it is built here: tests and tools).
+/// the tables' [`Shape`] at hand (tests and tools).
 ///
 /// # Errors
 /// Any I/O error.
@@ -1727,7 +1727,7 @@ pub fn write_metric(
     values: &Values,
     tally: Tally,
 ) -> io::Result<u64> {
-    let shape = Shape::new(kind.size, kind.max_cars)
+    let shape = Shape::shared(kind.size, kind.max_cars)
         .ok_or_else(|| io::Error::other(format!("no tables of {kind:?}")))?;
     write_values(dir, kind, &shape, metric, layer, values, tally, 1)
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::dte::{self, DteSide};
@@ -149,11 +149,13 @@ fn pair_layers(shape: &Shape) -> Vec<Vec<Layer>> {
 /// solve anyway).
 const MAX_SETS: u64 = 10_000_000;
 
-/// The shape a kind of tables has.
+/// The shape a kind of tables has, built once a process
+/// ([`Shape::shared`]): the solver, the tables and their files' readers
+/// hold the same one.
 ///
 /// # Errors
 /// A size or car limit without tables, or one too large to solve.
-pub fn shape_of(kind: Kind) -> Result<Shape, LayeredError> {
+pub fn shape_of(kind: Kind) -> Result<Arc<Shape>, LayeredError> {
     let squares = (kind.size * kind.size) as u64;
     let sets = (0..u64::from(kind.max_cars)).fold(1u64, |acc, i| {
         acc.saturating_mul(squares.saturating_sub(i)) / (i + 1)
@@ -161,7 +163,7 @@ pub fn shape_of(kind: Kind) -> Result<Shape, LayeredError> {
     if sets > MAX_SETS {
         return Err(LayeredError::Shape(kind));
     }
-    Shape::new(kind.size, kind.max_cars).ok_or(LayeredError::Shape(kind))
+    Shape::shared(kind.size, kind.max_cars).ok_or(LayeredError::Shape(kind))
 }
 
 /// The layer `(b, a + 1)` that Black's forward moves from `(a, b)` reach.

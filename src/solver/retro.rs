@@ -42,14 +42,14 @@ const NO_POSITION: u16 = 0x20;
 /// A slot's storage while a pair is solved: one byte, or two bytes for
 /// the rare pair whose distances do not fit in one. A decided slot holds
 /// `WIN + d` for a win and `LOSS + d` for a loss at distance `d`.
-trait Cell: Send + Sync + Sized {
+/// A slot starts as zero: nothing known yet.
+trait Cell: Send + Sync + Sized + bytemuck::Zeroable {
     /// One byte a slot.
     const NARROW: bool;
     const WIN: u16;
     const LOSS: u16;
     /// Longest distance the cell holds.
     const MAX_DTZ: u32;
-    fn new() -> Self;
     fn get(&self) -> u16;
     fn set(&self, state: u16);
     fn replace(&self, old: u16, new: u16) -> Result<u16, u16>;
@@ -61,9 +61,6 @@ impl Cell for AtomicU8 {
     const WIN: u16 = 0x21;
     const LOSS: u16 = 0x90;
     const MAX_DTZ: u32 = (Self::LOSS - Self::WIN - 1) as u32;
-    fn new() -> Self {
-        AtomicU8::new(0)
-    }
     fn get(&self) -> u16 {
         u16::from(self.load(Ordering::Relaxed))
     }
@@ -85,9 +82,6 @@ impl Cell for AtomicU16 {
     const WIN: u16 = 0x100;
     const LOSS: u16 = 0x8000;
     const MAX_DTZ: u32 = (Self::LOSS - Self::WIN - 1) as u32;
-    fn new() -> Self {
-        AtomicU16::new(0)
-    }
     fn get(&self) -> u16 {
         self.load(Ordering::Relaxed)
     }
@@ -174,7 +168,7 @@ fn solve_with<C: Cell>(
 ) -> Result<Vec<Solved>, SolveError> {
     let states: Vec<Vec<C>> = sides
         .iter()
-        .map(|side| (0..side.layer.slots).map(|_| C::new()).collect())
+        .map(|side| crate::memory::zeroed_vec(side.layer.slots as usize))
         .collect();
     let partner = |i: usize| sides.len() - 1 - i;
     let units = units(&sides.iter().map(|side| side.layer).collect::<Vec<_>>());

@@ -36,7 +36,7 @@ enum Source {
 pub struct Tables {
     source: Source,
     kind: Kind,
-    shape: Shape,
+    shape: Arc<Shape>,
     /// Every layer has its distances to the end ([`Metric::Dte`]).
     dte: bool,
     /// What was wrong with layers found unusable.
@@ -160,7 +160,7 @@ impl Tables {
         )
     }
 
-    fn new(source: Source, kind: Kind, shape: Shape, dte: bool, errors: Errors) -> Tables {
+    fn new(source: Source, kind: Kind, shape: Arc<Shape>, dte: bool, errors: Errors) -> Tables {
         Tables {
             source,
             kind,

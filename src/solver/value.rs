@@ -3,6 +3,8 @@
 //! layer's values in memory ([`Values`], [`WdlBits`]) and their counts
 //! ([`Tally`]). Nothing here reads or writes files.
 
+use crate::memory::zeroed_vec;
+
 /// A stored value: win, draw or loss for the side to move, with the plies
 /// to the next progress move (a forward move, an exit, or the end of the
 /// game) under best play that keeps the result. The winner plays towards
@@ -151,14 +153,14 @@ impl Values {
     /// `longest` plies: one byte a value, nine bits, or two bytes.
     pub fn draws(slots: usize, longest: u32) -> Values {
         if longest <= MAX_NARROW_DTZ {
-            Values::Narrow(vec![0; slots])
+            Values::Narrow(zeroed_vec(slots))
         } else if longest <= MAX_PACKED_DTZ {
             Values::Packed {
-                low: vec![0; slots],
-                ninth: vec![0; slots.div_ceil(64)],
+                low: zeroed_vec(slots),
+                ninth: zeroed_vec(slots.div_ceil(64)),
             }
         } else {
-            Values::Wide(vec![0; slots])
+            Values::Wide(zeroed_vec(slots))
         }
     }
 
@@ -218,7 +220,7 @@ pub struct WdlBits {
 impl WdlBits {
     pub fn from_values(values: &Values) -> WdlBits {
         let mut bits = WdlBits {
-            words: vec![0; values.len().div_ceil(32)],
+            words: zeroed_vec(values.len().div_ceil(32)),
         };
         bits.fill(0, values);
         bits
@@ -227,7 +229,7 @@ impl WdlBits {
     /// No slots yet: `slots` draws, to be set by [`WdlBits::set_run`].
     pub fn draws(slots: u64) -> WdlBits {
         WdlBits {
-            words: vec![0; slots.div_ceil(32) as usize],
+            words: zeroed_vec(slots.div_ceil(32) as usize),
         }
     }
 
