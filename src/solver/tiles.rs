@@ -256,11 +256,16 @@ impl Model {
         value: impl Fn(usize, usize) -> Option<u8>,
         counts: &mut [[u64; 3]],
     ) {
-        walk(neighbours, rows, columns, |r, c, context| {
-            let v = value(r, c)?;
-            counts[context][usize::from(v)] += 1;
-            Some(v)
-        });
+        walk(
+            neighbours,
+            rows,
+            columns,
+            |r: usize, c: usize, context: usize| {
+                let v = value(r, c)?;
+                counts[context][usize::from(v)] += 1;
+                Some(v)
+            },
+        );
     }
 
     /// Ideal bits of `counts` coded with static odds: an estimate of what
@@ -286,15 +291,20 @@ impl Model {
     ) {
         let mut odds = self.odds.clone();
         let mut coder = Encoder::new(out);
-        walk(self.neighbours, rows, columns, |r, c, context| {
-            let v = value(r, c)?;
-            let pair = &mut odds[context];
-            coder.bit(&mut pair[0], v != DRAW);
-            if v != DRAW {
-                coder.bit(&mut pair[1], v == LOSS);
-            }
-            Some(v)
-        });
+        walk(
+            self.neighbours,
+            rows,
+            columns,
+            |r: usize, c: usize, context: usize| {
+                let v = value(r, c)?;
+                let pair = &mut odds[context];
+                coder.bit(&mut pair[0], v != DRAW);
+                if v != DRAW {
+                    coder.bit(&mut pair[1], v == LOSS);
+                }
+                Some(v)
+            },
+        );
         coder.finish();
     }
 
@@ -311,21 +321,16 @@ impl Model {
         bytes: &[u8],
         values: &mut Vec<u8>,
     ) {
-        let mut odds = self.odds.clone();
-        let mut coder = Decoder::new(bytes);
-        let grid = walk(self.neighbours, rows, columns, |r, c, context| {
-            if !is_position(r, c) {
-                return None;
-            }
-            let pair = &mut odds[context];
-            Some(if !coder.bit(&mut pair[0]) {
-                DRAW
-            } else if coder.bit(&mut pair[1]) {
-                LOSS
-            } else {
-                WIN
-            })
-        });
+        let grid = walk(
+            self.neighbours,
+            rows,
+            columns,
+            TileDecoder {
+                odds: self.odds.clone(),
+                coder: Decoder::new(bytes),
+                is_position,
+            },
+        );
         values.clear();
         let stride = LEFT + columns + RIGHT;
         for r in 0..rows {
@@ -335,22 +340,54 @@ impl Model {
     }
 }
 
+/// What [`walk`] does at each slot: `at(r, c, context)` gives the slot's
+/// value, or `None` for a slot that is no position.
+trait Visit {
+    fn at(&mut self, r: usize, c: usize, context: usize) -> Option<u8>;
+}
+
+impl<F: FnMut(usize, usize, usize) -> Option<u8>> Visit for F {
+    fn at(&mut self, r: usize, c: usize, context: usize) -> Option<u8> {
+        self(r, c, context)
+    }
+}
+
+/// The decoder's visit: a struct rather than a closure, so that it is
+/// inlined into the walk's loop (a closure there was not, which cost
+/// about a third of the decoding time in loads and stores of the coder).
+struct TileDecoder<'a, P> {
+    odds: Vec<[u16; 2]>,
+    coder: Decoder<'a>,
+    is_position: P,
+}
+
+impl<P: Fn(usize, usize) -> bool> Visit for TileDecoder<'_, P> {
+    #[inline(always)]
+    fn at(&mut self, r: usize, c: usize, context: usize) -> Option<u8> {
+        if !(self.is_position)(r, c) {
+            return None;
+        }
+        let pair = &mut self.odds[context];
+        Some(if !self.coder.bit(&mut pair[0]) {
+            DRAW
+        } else if self.coder.bit(&mut pair[1]) {
+            LOSS
+        } else {
+            WIN
+        })
+    }
+}
+
 /// The stored odds of `zeros` against `ones`, kept off 0 and 1.
 fn probability(zeros: u64, ones: u64) -> u16 {
     let p = (zeros as f64 + 0.5) / ((zeros + ones) as f64 + 1.0);
     ((p * f64::from(ONE)) as u16).clamp(31, ONE - 31)
 }
 
-/// Visits a tile's slots row by row with each slot's context; `at(r, c,
-/// context)` gives the slot's value, or `None` for a slot that is no
-/// position (which then takes the value before it, or above it at a row's
-/// start). Returns the tile's grid with its margins.
-fn walk(
-    neighbours: usize,
-    rows: usize,
-    columns: usize,
-    at: impl FnMut(usize, usize, usize) -> Option<u8>,
-) -> Vec<u8> {
+/// Visits a tile's slots row by row with each slot's context (see
+/// [`Visit`]); a slot that is no position takes the value before it, or
+/// above it at a row's start. Returns the tile's grid with its margins.
+fn walk(neighbours: usize, rows: usize, columns: usize, at: impl Visit) -> Vec<u8> {
     // One loop for each number of neighbours, its contexts unrolled.
     match neighbours {
         1 => walk_with::<1>(rows, columns, at),
@@ -365,11 +402,7 @@ fn walk(
     }
 }
 
-fn walk_with<const N: usize>(
-    rows: usize,
-    columns: usize,
-    mut at: impl FnMut(usize, usize, usize) -> Option<u8>,
-) -> Vec<u8> {
+fn walk_with<const N: usize>(rows: usize, columns: usize, mut at: impl Visit) -> Vec<u8> {
     const { assert!(N <= NEIGHBOURS.len()) };
     let stride = LEFT + columns + RIGHT;
     let mut grid = vec![OUTSIDE; (TOP + rows) * stride];
@@ -384,7 +417,7 @@ fn walk_with<const N: usize>(
             let context = offsets.iter().fold(0, |context, &back| {
                 context << 2 | usize::from(grid[i - back])
             });
-            grid[i] = match at(r, c, context) {
+            grid[i] = match at.at(r, c, context) {
                 Some(v) => v,
                 None if c > 0 => grid[i - 1],
                 None if r > 0 => grid[i - stride],
@@ -503,6 +536,7 @@ impl<'a> Decoder<'a> {
         byte
     }
 
+    #[inline(always)]
     fn bit(&mut self, p: &mut u16) -> bool {
         let bound = (self.range >> PROB_BITS) * u32::from(*p);
         let bit = if self.code < bound {
