@@ -2,10 +2,13 @@
 //! (tiles where they are smaller than runs) into a scratch directory: the
 //! bytes before and after, bits a position, the code chosen, the time to
 //! write it, and the time of random probes of the new file. Layers of
-//! fewer than MIN_SLOTS slots are skipped; DIR may be a solve under way.
+//! fewer than MIN_SLOTS slots are skipped, and files already in tiles are
+//! counted as they are unless RECODE is 1; DIR may be a solve under way,
+//! so the total is the size of its win/draw/loss files once recoded
+//! (`solve --convert`).
 //!
 //! ```sh
-//! cargo run --release --example tilesize -- DIR [MIN_SLOTS] [PROBES]
+//! cargo run --release --example tilesize -- DIR [MIN_SLOTS] [PROBES] [RECODE]
 //! ```
 
 use std::path::Path;
@@ -18,12 +21,12 @@ use dodgem::solver::{
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if !(2..=4).contains(&args.len()) {
-        eprintln!("usage: tilesize DIR [MIN_SLOTS] [PROBES]");
+    if !(2..=5).contains(&args.len()) {
+        eprintln!("usage: tilesize DIR [MIN_SLOTS] [PROBES] [RECODE]");
         std::process::exit(2);
     }
     let number = |i: usize, default: u64| args.get(i).map_or(default, |a| a.parse().unwrap());
-    let (min_slots, probes) = (number(2, 0), number(3, 1000));
+    let (min_slots, probes, recode) = (number(2, 0), number(3, 1000), number(4, 0) == 1);
     let dir = Path::new(&args[1]);
     let (kind, _) = read_manifest(dir).expect("a table directory");
     let shape = Shape::new(kind.size, kind.max_cars).expect("a shape");
@@ -46,6 +49,19 @@ fn main() {
             continue;
         };
         let before = std::fs::metadata(old.path()).unwrap().len();
+        let code = format!("{:?}", old.header().code).replace(' ', "");
+        if code.starts_with("Tiles") && !recode {
+            let count = old.header().tally.positions();
+            let bits = before as f64 * 8.0 / count.max(1) as f64;
+            println!(
+                "{}\t{count}\t{before}\t{before}\t{bits:.3}\t{bits:.3}\t{code}\t\t",
+                layer.name()
+            );
+            positions_all += count;
+            before_all += before;
+            after_all += before;
+            continue;
+        }
         let wdl = read_wdl(dir, kind, layer).expect("a readable layer");
         let codes: Vec<u8> = (0..layer.slots)
             .map(|slot| wdl_value(wdl.get(slot)) as u8)
