@@ -57,13 +57,7 @@ fn main() {
     let dir = Path::new(&args[1]);
     let (kind, _) = read_manifest(dir).expect("a table directory");
     let shape = Shape::new(kind.size, kind.max_cars).expect("a shape");
-    let mut layers: Vec<Layer> = shape
-        .pairs()
-        .into_iter()
-        .flat_map(|(a, b)| [(a, b), (b, a)])
-        .map(|(a, b)| shape.layer(a, b))
-        .collect();
-    layers.dedup();
+    let layers = shape.layers();
     let key = |l: &Layer| (l.black, l.white);
     // Every layer's true values, and the lowest value each position may
     // store (what its positions behind allow).
@@ -255,13 +249,7 @@ fn forward_symbol(
     let (mut positions_all, mut forward_all) = (0u64, 0u64);
     let (mut plain_bytes, mut forward_bytes) = (0u64, 0u64);
     let content = Content::Distance(Metric::Dte);
-    let mut ordered: Vec<Layer> = Vec::new();
-    for (a, b) in shape.pairs() {
-        ordered.push(shape.layer(a, b));
-        if a != b {
-            ordered.push(shape.layer(b, a));
-        }
-    }
+    let ordered = shape.layers();
     {
         for layer in ordered.iter().cloned() {
             let ahead = ahead_of(shape, &layer);

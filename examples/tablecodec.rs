@@ -28,14 +28,11 @@ fn main() {
     let (kind, version) = read_manifest(dir).expect("a table directory");
     let shape = Shape::new(kind.size, kind.max_cars).expect("a shape");
     let mut layers: Vec<_> = shape
-        .pairs()
+        .layers()
         .into_iter()
-        .flat_map(|(a, b)| [(a, b), (b, a)])
-        .map(|(a, b)| shape.layer(a, b))
         .filter(|l| Metric::Dtz.path(dir, l.black, l.white).is_file())
         .collect();
     layers.sort_by_key(|l| std::cmp::Reverse(l.slots));
-    layers.dedup();
     layers.truncate(count);
     let scratch = std::env::temp_dir().join(format!("dodgem-tablecodec-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);

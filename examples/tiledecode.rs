@@ -23,14 +23,11 @@ fn main() {
     let dir = Path::new(&args[1]);
     let (kind, _) = read_manifest(dir).expect("a table directory");
     let shape = Shape::new(kind.size, kind.max_cars).expect("a shape");
-    let mut layers: Vec<Layer> = shape
-        .pairs()
+    let layers: Vec<Layer> = shape
+        .layers()
         .into_iter()
-        .flat_map(|(a, b)| [(a, b), (b, a)])
-        .map(|(a, b)| shape.layer(a, b))
         .filter(|l| l.slots >= min_slots)
         .collect();
-    layers.dedup();
     println!("layer\tslots\tcode\tread_ns_per_slot\tblock_us");
     let (mut slots, mut seconds) = (0u64, 0f64);
     for layer in &layers {

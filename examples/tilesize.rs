@@ -30,14 +30,11 @@ fn main() {
     let dir = Path::new(&args[1]);
     let (kind, _) = read_manifest(dir).expect("a table directory");
     let shape = Shape::new(kind.size, kind.max_cars).expect("a shape");
-    let mut layers: Vec<Layer> = shape
-        .pairs()
+    let layers: Vec<Layer> = shape
+        .layers()
         .into_iter()
-        .flat_map(|(a, b)| [(a, b), (b, a)])
-        .map(|(a, b)| shape.layer(a, b))
         .filter(|l| l.slots >= min_slots)
         .collect();
-    layers.dedup();
     let scratch = std::env::temp_dir().join(format!("dodgem-tilesize-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).unwrap();

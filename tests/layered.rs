@@ -544,19 +544,7 @@ fn the_playout_command_plays_tables_out_as_they_predict() {
     // ply sooner than the tables say.
     let kind = plan(&four, 4, Rules::Textbook, None).kind;
     let shape = solver::Shape::new(4, 3).unwrap();
-    // Every layer once.
-    let layers = || {
-        shape
-            .pairs()
-            .into_iter()
-            .flat_map(|(a, b)| {
-                [(a, b), (b, a)]
-                    .into_iter()
-                    .take(if a == b { 1 } else { 2 })
-            })
-            .map(|(black, white)| shape.layer(black, white))
-    };
-    for layer in layers() {
+    for layer in shape.layers() {
         let (values, tally) = solver::read_values(&four, kind, Metric::Dte, &layer).unwrap();
         let Values::Narrow(mut bytes) = values else {
             panic!("4 x 4 distances fit in a byte");
@@ -575,10 +563,10 @@ fn the_playout_command_plays_tables_out_as_they_predict() {
     );
     // Without them, tables that lie (every position "won in 1") do not
     // play out so either.
-    for layer in layers() {
+    for layer in shape.layers() {
         std::fs::remove_file(Metric::Dte.path(&four, layer.black, layer.white)).unwrap();
     }
-    for layer in layers() {
+    for layer in shape.layers() {
         let (_, tally) = read_layer(&four, kind, &layer).unwrap();
         let lies = Values::Narrow(vec![3; layer.slots as usize]);
         write_layer(&four, kind, &layer, &lies, tally).unwrap();

@@ -352,6 +352,20 @@ impl Shape {
         pairs
     }
 
+    /// Every layer once, in solving order: the layers of each pair of
+    /// [`Shape::pairs`] together.
+    pub fn layers(&self) -> Vec<Layer> {
+        self.pairs()
+            .into_iter()
+            .flat_map(|(a, b)| {
+                [(a, b), (b, a)]
+                    .into_iter()
+                    .take(if a == b { 1 } else { 2 })
+            })
+            .map(|(a, b)| self.layer(a, b))
+            .collect()
+    }
+
     /// Black set `index` of `block`.
     pub fn black_set(&self, block: &Block, index: u64) -> u64 {
         self.sets[block.black_cars as usize][block.black_sum as usize][index as usize]
@@ -687,6 +701,28 @@ fn next_colex(set: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_layer_is_listed_once_with_its_partner_in_solving_order() {
+        let shape = Shape::new(5, 4).unwrap();
+        let layers = shape.layers();
+        let span = (shape.max_progress() - shape.min_progress() + 1) as usize;
+        assert_eq!(layers.len(), span * span);
+        let mut seen = std::collections::HashSet::new();
+        for layer in &layers {
+            assert!(seen.insert((layer.black, layer.white)), "{}", layer.name());
+        }
+        let order: Vec<(u32, u32)> = layers.iter().map(|l| (l.black, l.white)).collect();
+        let mut at = 0;
+        for (a, b) in shape.pairs() {
+            assert_eq!(order[at], (a, b));
+            at += 1;
+            if a != b {
+                assert_eq!(order[at], (b, a));
+                at += 1;
+            }
+        }
+    }
 
     #[test]
     fn every_slot_round_trips_on_4x4() {
