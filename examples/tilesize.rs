@@ -15,8 +15,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use dodgem::solver::{
-    BLOCK_SLOTS, Content, Layer, LayerFile, Shape, Values, is_set, positions_of, prepare_dir,
-    read_manifest, read_wdl, wdl_value, write_file,
+    BLOCK_SLOTS, BlockCode, Content, Layer, LayerFile, Shape, Values, is_set, positions_of,
+    prepare_dir, read_manifest, read_wdl, wdl_value, write_file,
 };
 
 fn main() {
@@ -46,8 +46,8 @@ fn main() {
             continue;
         };
         let before = std::fs::metadata(old.path()).unwrap().len();
-        let code = format!("{:?}", old.header().code).replace(' ', "");
-        if code.starts_with("Tiles") && !recode {
+        if matches!(old.header().code, BlockCode::Tiles { .. }) && !recode {
+            let code = format!("{:?}", old.header().code).replace(' ', "");
             let count = old.header().tally.positions();
             let bits = before as f64 * 8.0 / count.max(1) as f64;
             println!(
