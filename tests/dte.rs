@@ -130,7 +130,7 @@ fn solve_dte_adds_the_distances_to_a_solved_directory_resuming_pair_by_pair() {
 }
 
 #[test]
-fn the_solve_command_writes_the_distances_to_the_end_last() {
+fn the_solve_command_writes_the_distances_to_the_end_pair_by_pair() {
     let _cpu = shared();
     let dir = scratch("dte-solve-3");
     let out = dir.join("3x3");
@@ -149,6 +149,11 @@ fn the_solve_command_writes_the_distances_to_the_end_last() {
     assert!(
         text.contains("longest win 21 plies to the end")
             && text.contains("start (Black to move): win in 19 plies to the end"),
+        "{text}"
+    );
+    // Every layer's distances came with its solve: nothing was read back.
+    assert!(
+        text.contains("(36 layer files written pair by pair with the solve, 0 after it"),
         "{text}"
     );
     let tables = solver::Tables::open(&out).unwrap();
@@ -193,6 +198,7 @@ fn five_by_five_endgame_distances_agree_with_their_moves_and_the_engine_reports_
         threads: 2,
         stop_after_layers: None,
         two_bytes: false,
+        with_dte: false,
     };
     solver::solve_layers(&plan, &mut |_| {}).unwrap();
     solver::add_dte(&dir, 2, None, &mut |_| {}).unwrap();

@@ -27,6 +27,7 @@ fn solved(name: &str, size: usize, rules: Rules) -> (PathBuf, Kind) {
         threads: 2,
         stop_after_layers: None,
         two_bytes: false,
+        with_dte: false,
     };
     solve_layers(&plan, &mut |_| {}).unwrap();
     (dir, kind)

@@ -25,6 +25,7 @@ fn plan(dir: &Path, size: usize, rules: Rules, stop: Option<u64>) -> Plan {
         threads: 2,
         stop_after_layers: stop,
         two_bytes: false,
+        with_dte: false,
     }
 }
 
@@ -275,6 +276,69 @@ fn one_thread_and_pairs_side_by_side_write_the_same_files() {
     let (a, b) = (files(&one), files(&three));
     assert_eq!(a.len(), 433, "144 layers of three files and the manifest");
     assert!(a == b, "the same names and bytes");
+}
+
+#[test]
+fn a_solve_derives_the_distances_to_the_end_as_it_goes_to_the_same_files() {
+    let _cpu = shared();
+    // Solve, then the distance pass: the reference.
+    let apart = scratch("ends-apart");
+    solve(&apart, 4, Rules::Classic);
+    let separate = solver::add_dte(&apart, 2, None, &mut |_| {}).unwrap();
+    // Each pair's distances as soon as it is solved.
+    let fused = scratch("ends-fused");
+    let together = Plan {
+        with_dte: true,
+        ..plan(&fused, 4, Rules::Classic, None)
+    };
+    let mut derived = 0;
+    let outcome = solve_layers(&together, &mut |pair| {
+        derived += usize::from(pair.dte_seconds.is_some());
+    })
+    .unwrap();
+    assert_eq!(derived, 78, "every pair's distances derived by the solve");
+    assert_eq!(outcome.longest_ends.len(), 144);
+    let after =
+        solver::add_dte_knowing(&fused, 2, None, &outcome.longest_ends, &mut |_| {}).unwrap();
+    assert_eq!(after.outcome.layers_written, 0, "nothing left for the pass");
+    assert_eq!(
+        (after.longest_win, after.longest_loss),
+        (separate.longest_win, separate.longest_loss)
+    );
+    assert!(files(&apart) == files(&fused), "the same names and bytes");
+    // Stopped, resumed, and a pair whose layers ahead lack their
+    // distances (an earlier run without them): the pass does the rest.
+    let parts = scratch("ends-parts");
+    let without = plan(&parts, 4, Rules::Classic, Some(20));
+    assert!(solve_layers(&without, &mut |_| {}).unwrap().stopped);
+    let resumed = Plan {
+        dir: parts.clone(),
+        ..together.clone()
+    };
+    let stopped = solve_layers(
+        &Plan {
+            stop_after_layers: Some(60),
+            ..resumed.clone()
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(stopped.stopped);
+    let rest = solve_layers(&resumed, &mut |_| {}).unwrap();
+    assert!(!rest.stopped);
+    let mut known = stopped.longest_ends;
+    known.extend(rest.longest_ends);
+    assert!(known.len() < 144, "the first layers were solved without");
+    let finished = solver::add_dte_knowing(&parts, 2, None, &known, &mut |_| {}).unwrap();
+    assert!(finished.outcome.layers_written > 0);
+    assert_eq!(
+        (finished.longest_win, finished.longest_loss),
+        (separate.longest_win, separate.longest_loss)
+    );
+    assert!(files(&apart) == files(&parts), "the same names and bytes");
+    for dir in [apart, fused, parts] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
 
 #[test]

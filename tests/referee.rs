@@ -1071,6 +1071,7 @@ fn adjudication_reads_a_directory_of_endgame_tables() {
         threads: 2,
         stop_after_layers: None,
         two_bytes: false,
+        with_dte: false,
     };
     dodgem::solver::solve_layers(&plan, &mut |_| {}).unwrap();
     let openings = scratch.path("openings.txt");

@@ -29,6 +29,7 @@ fn solve(dir: &Path, size: usize, rules: Rules, max_cars: u32) {
         threads: 2,
         stop_after_layers: None,
         two_bytes: false,
+        with_dte: false,
     };
     assert!(!solve_layers(&plan, &mut |_| {}).unwrap().stopped);
 }

@@ -588,6 +588,7 @@ fn layered_dir(name: &str, size: usize, rules: Rules, max_cars: u32) -> std::pat
         threads: 2,
         stop_after_layers: None,
         two_bytes: false,
+        with_dte: false,
     };
     let outcome = solver::solve_layers(&plan, &mut |_| {}).unwrap();
     assert!(!outcome.stopped);

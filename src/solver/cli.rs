@@ -2,6 +2,7 @@
 //! files (resumable, with a progress bar and a summary), and the check of
 //! such a directory.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -126,7 +127,13 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         return Err("--journal goes with --verify or --reach".into());
     }
     if let Some(dir) = &args.dte {
-        return dte_pass(dir, threads, args.stop_after_layers, args.quiet);
+        return dte_pass(
+            dir,
+            threads,
+            args.stop_after_layers,
+            &HashMap::new(),
+            args.quiet,
+        );
     }
     let size = args.size.expect("clap requires --size here");
     let Some(out) = &args.out else {
@@ -151,6 +158,7 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         threads,
         stop_after_layers: args.stop_after_layers,
         two_bytes: false,
+        with_dte: true,
     };
     let outcome = layered_solve(&plan, args.quiet)?;
     if outcome.stopped {
@@ -163,7 +171,9 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     let left = args
         .stop_after_layers
         .map(|limit| limit.saturating_sub(outcome.layers_written));
-    dte_pass(out, threads, left, args.quiet)
+    // What the solve could not derive pair by pair (layers ahead solved
+    // by an earlier run without their distances) is derived now.
+    dte_pass(out, threads, left, &outcome.longest_ends, args.quiet)
 }
 
 /// `dodgem solve --convert OLD NEW`: the conversion with a line a file
@@ -218,6 +228,7 @@ fn dte_pass(
     dir: &Path,
     threads: usize,
     stop_after_layers: Option<u64>,
+    known: &HashMap<(u32, u32), (u32, u32)>,
     quiet: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
@@ -246,7 +257,7 @@ fn dte_pass(
             resident_memory().unwrap_or_default(),
         );
     };
-    let done = layered::add_dte(dir, threads, stop_after_layers, &mut on_pair)?;
+    let done = layered::add_dte_knowing(dir, threads, stop_after_layers, known, &mut on_pair)?;
     let outcome = done.outcome;
     if outcome.stopped {
         println!(
@@ -261,12 +272,20 @@ fn dte_pass(
     let tables = Tables::open(dir)?;
     let kind = tables.kind();
     let (win, loss) = (done.longest_win, done.longest_loss);
+    let written = if known.is_empty() {
+        format!("{} layer files written", outcome.layers_written)
+    } else {
+        format!(
+            "{} layer files written pair by pair with the solve, {} after it",
+            known.len(),
+            outcome.layers_written
+        )
+    };
     println!(
-        "{n}x{n} Dodgem, {} rule, at most {} cars a side: distances to the end in {} ({} layer files written, {seconds:.1} s, {threads} threads, peak memory {peak}); longest win {win} plies to the end, longest loss {loss}",
+        "{n}x{n} Dodgem, {} rule, at most {} cars a side: distances to the end in {} ({written}, {seconds:.1} s, {threads} threads, peak memory {peak}); longest win {win} plies to the end, longest loss {loss}",
         kind.rules.name(),
         kind.max_cars,
         dir.display(),
-        outcome.layers_written,
         n = kind.size
     );
     let start = Position::start(kind.size);
@@ -349,7 +368,7 @@ fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn s
             }
             first_line = false;
             let line = format!(
-                "solved pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s (read {:.1}, solve {:.1}, write {:.1}; {:.2e} slots/s), files {} | elapsed {:.0} s, rss {}, disk {}",
+                "solved pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s (read {:.1}, solve {:.1}, write {:.1}{}; {:.2e} slots/s), files {} | elapsed {:.0} s, rss {}, disk {}",
                 pair.done,
                 pair.pairs,
                 names.join(" "),
@@ -363,6 +382,9 @@ fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn s
                 pair.phases[0],
                 pair.phases[1],
                 pair.phases[2],
+                pair.dte_seconds
+                    .map(|s| format!(", distances to the end {s:.1}"))
+                    .unwrap_or_default(),
                 pair.slots as f64 / pair.seconds.max(1e-9),
                 mib(pair.bytes),
                 started.elapsed().as_secs_f64(),

@@ -1194,14 +1194,9 @@ pub fn write_file(
         block_slots,
         threads,
     };
-    let runs = source.runs()?;
-    let tiles = match content {
-        Content::Wdl => source.tiles(runs.length()),
-        Content::Distance(_) => None,
-    };
-    let body = match tiles {
-        Some(tiles) if tiles.length() < runs.length() => tiles,
-        _ => source.runs_body(runs),
+    let body = match content {
+        Content::Wdl => source.smaller_of_runs_and_tiles()?,
+        Content::Distance(_) => source.runs_body(source.runs()?),
     };
     let path = content.path(dir, layer.black, layer.white);
     write_durably_with(&path, |out| {
@@ -1265,6 +1260,10 @@ impl Runs {
 /// with the odds their sample gives).
 const SAMPLE_TILES: u64 = 512;
 
+/// Blocks of a `.wdl` file whose runs are counted to estimate what runs
+/// would take, where the layer has at least four times as many.
+const RUNS_SAMPLE_BLOCKS: u64 = 64;
+
 /// Blocks are coded in chunks of this many, on every thread.
 const CHUNK: u64 = 256;
 
@@ -1301,12 +1300,19 @@ impl Source<'_> {
 
     /// The file in runs, counted: its code and what it would take.
     fn runs(&self) -> io::Result<Runs> {
+        self.runs_of_every(1)
+    }
+
+    /// [`Source::runs`] from every `every`-th block alone: the header's
+    /// length is then an estimate (the code fits the blocks counted).
+    fn runs_of_every(&self, every: u64) -> io::Result<Runs> {
         let block_slots = self.block_slots;
         let slots = self.values.len() as u64;
         let blocks = slots.div_ceil(block_slots);
+        let counted = blocks.div_ceil(every);
         let classes = codec::classes(block_slots);
         let runs_of = |block: u64, emit: &mut dyn FnMut(u16, u64)| self.runs_of(block, emit);
-        let chunks = blocks.div_ceil(CHUNK) as usize;
+        let chunks = counted.div_ceil(CHUNK) as usize;
         // The alphabet is what the values hold (a distance file's longest
         // distance is its own, whatever the tally passed says); counted for
         // each context with room for every value a file may have.
@@ -1319,9 +1325,9 @@ impl Source<'_> {
                 let mut frequencies = vec![0u64; contexts as usize * per];
                 let mut runs = Vec::new();
                 let mut fits = true;
-                for block in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(blocks) {
+                for i in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(counted) {
                     runs.clear();
-                    runs_of(block, &mut |v, n| {
+                    runs_of(i * every, &mut |v, n| {
                         fits &= u32::from(v) < codec::MAX_VALUES;
                         runs.push((v, n));
                     });
@@ -1364,10 +1370,36 @@ impl Source<'_> {
         };
         let code = Code::from_frequencies(&frequencies, classes, contexts);
         let header = Header {
-            data: code.data_bytes(&frequencies, blocks),
+            data: code.data_bytes(&frequencies, counted) * blocks / counted.max(1),
             ..self.header(alphabet, tally, BlockCode::Runs { contexts }, blocks)
         };
         Ok(Runs { code, header })
+    }
+
+    /// A `.wdl` file in runs or in tiles, whichever is smaller. A large
+    /// layer's runs are first counted from a sample of its blocks, and
+    /// counted whole only when tiles do not beat that estimate by a wide
+    /// margin (they nearly always do: the whole count of a layer
+    /// hardly ever matters).
+    fn smaller_of_runs_and_tiles(&self) -> io::Result<Body> {
+        let blocks = (self.values.len() as u64).div_ceil(self.block_slots);
+        let mut tiles = None;
+        if blocks >= 4 * RUNS_SAMPLE_BLOCKS {
+            let estimate = self.runs_of_every(blocks / RUNS_SAMPLE_BLOCKS)?.length();
+            tiles = self.tiles(estimate);
+            if let Some(body) = tiles.take_if(|t| t.length() < estimate / 10 * 9) {
+                return Ok(body);
+            }
+        }
+        let runs = self.runs()?;
+        let tiles = match tiles {
+            Some(tiles) => Some(tiles),
+            None => self.tiles(runs.length()),
+        };
+        Ok(match tiles {
+            Some(tiles) if tiles.length() < runs.length() => tiles,
+            _ => self.runs_body(runs),
+        })
     }
 
     /// The file in runs: the blocks coded with the code `runs` has.

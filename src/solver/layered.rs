@@ -70,6 +70,10 @@ pub struct Plan {
     /// Solve with two bytes a slot from the start (normally only pairs
     /// whose distances overflow one byte are): for tests.
     pub two_bytes: bool,
+    /// Derive each pair's distances to the end (its `.dte` files) as soon
+    /// as the pair is solved, from its values still in memory, where the
+    /// layers ahead have theirs (see [`solve`]).
+    pub with_dte: bool,
 }
 
 /// One finished layer pair, for progress displays and logs.
@@ -88,6 +92,9 @@ pub struct PairDone {
     /// Seconds spent reading the layers ahead, solving, and compressing
     /// and writing the files.
     pub phases: [f64; 3],
+    /// Seconds spent deriving and writing the distances to the end, when
+    /// a solve did that for the pair too ([`Plan::with_dte`]).
+    pub dte_seconds: Option<f64>,
     /// Pairs finished so far, of `pairs`.
     pub done: usize,
     pub pairs: usize,
@@ -105,6 +112,7 @@ impl PairDone {
             seconds: 0.0,
             bytes: 0,
             phases: [0.0; 3],
+            dte_seconds: None,
             done,
             pairs,
         }
@@ -119,6 +127,9 @@ pub struct Outcome {
     pub layers_written: u64,
     /// The run stopped early (`stop_after_layers`) with pairs left.
     pub stopped: bool,
+    /// The longest win and loss to the end of each layer whose distances
+    /// to the end this run derived, by `(black, white)` progress.
+    pub longest_ends: HashMap<(u32, u32), (u32, u32)>,
 }
 
 /// Total index slots of every layer, for progress displays.
@@ -185,15 +196,62 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
         kind: plan.kind,
         metric: Metric::Dtz,
         threads: plan.threads,
-        bytes_per_slot: SOLVE_BYTES_PER_SLOT,
+        bytes_per_slot: if plan.with_dte {
+            SOLVE_BYTES_PER_SLOT.max(DTE_BYTES_PER_SLOT)
+        } else {
+            SOLVE_BYTES_PER_SLOT
+        },
         stop_after_layers: plan.stop_after_layers,
     };
-    each_pair(
+    let budget = memory_budget();
+    let wdl = Handoff::new(budget / 8);
+    let ends = plan.with_dte.then(|| Ends::new(budget / 8));
+    let mut outcome = each_pair(
         &pair_layers(&shape),
         &pass,
         progress,
-        |layers, threads, phases| solve_one_pair(&shape, plan, threads, layers, phases),
-    )
+        |layers, threads, phases, dte_seconds| {
+            let solved = solve_one_pair(&shape, plan, threads, layers, phases, &wdl)?;
+            let own: Vec<WdlBits> = solved
+                .iter()
+                .map(|(solved, _)| WdlBits::from_values(&solved.values))
+                .collect();
+            let mut written: Vec<(Tally, u64)> = solved
+                .into_iter()
+                .map(|(solved, bytes)| (solved.tally, bytes))
+                .collect();
+            // Black's forward moves from (w - 1, b) reach (b, w).
+            for (layer, bits) in layers.iter().zip(&own) {
+                let bytes = bits.bytes() as u64;
+                if layer.white > shape.min_progress() && wdl.has_room(bytes) {
+                    wdl.give(layer, bits.clone(), bytes);
+                }
+            }
+            if let Some(ends) = &ends
+                && ends.ready(&shape, &plan.dir, plan.kind, layers)?
+            {
+                let started = Instant::now();
+                let ends_written = ends.derive(
+                    &shape,
+                    &plan.dir,
+                    plan.kind,
+                    threads,
+                    layers,
+                    own,
+                    &mut [0.0; 3],
+                )?;
+                for ((_, bytes), (_, ends_bytes)) in written.iter_mut().zip(ends_written) {
+                    *bytes += ends_bytes;
+                }
+                *dte_seconds = Some(started.elapsed().as_secs_f64());
+            }
+            Ok(written)
+        },
+    )?;
+    if let Some(ends) = ends {
+        outcome.longest_ends = ends.longest();
+    }
+    Ok(outcome)
 }
 
 /// A pass over the pairs of a directory: which files it makes, and with
@@ -232,7 +290,13 @@ fn each_pair(
     pairs: &[Vec<Layer>],
     pass: &Pass,
     progress: &mut dyn FnMut(&PairDone),
-    compute: impl Fn(&[Layer], usize, &mut [f64; 3]) -> Result<Vec<(Tally, u64)>, LayeredError> + Sync,
+    compute: impl Fn(
+        &[Layer],
+        usize,
+        &mut [f64; 3],
+        &mut Option<f64>,
+    ) -> Result<Vec<(Tally, u64)>, LayeredError>
+    + Sync,
 ) -> Result<Outcome, LayeredError> {
     let Pass {
         shape,
@@ -247,6 +311,7 @@ fn each_pair(
         tally: Tally::default(),
         layers_written: 0,
         stopped: false,
+        longest_ends: HashMap::new(),
     };
     let mut reported = 0;
     let mut found = Vec::with_capacity(pairs.len());
@@ -286,8 +351,13 @@ fn each_pair(
         |i, threads| {
             let started = Instant::now();
             let mut phases = [0.0; 3];
-            let result = compute(&pairs[i], threads, &mut phases);
-            (result, phases, started.elapsed().as_secs_f64())
+            let mut dte_seconds = None;
+            let result = compute(&pairs[i], threads, &mut phases, &mut dte_seconds);
+            (
+                result,
+                (phases, dte_seconds),
+                started.elapsed().as_secs_f64(),
+            )
         },
         |i| {
             let written = outcome.borrow().layers_written + pending.get();
@@ -298,7 +368,7 @@ fn each_pair(
             pending.set(pending.get() + pairs[i].len() as u64);
             schedule::Flow::Continue
         },
-        |i, (result, phases, seconds)| {
+        |i, (result, (phases, dte_seconds), seconds)| {
             let layers = &pairs[i];
             pending.set(pending.get() - layers.len() as u64);
             match result {
@@ -307,6 +377,7 @@ fn each_pair(
                     let mut report = PairDone::starting(layers, reported.get(), pairs.len());
                     report.resumed = false;
                     report.phases = phases;
+                    report.dte_seconds = dte_seconds;
                     report.seconds = seconds;
                     for (tally, bytes) in written {
                         report.tally.merge(tally);
@@ -369,14 +440,17 @@ fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
-/// Solves and writes one pair; returns each layer's tally and file size.
+/// Solves and writes one pair, taking the win/draw/loss of the layers
+/// ahead from `wdl` where kept there, else from their files; returns
+/// each layer's values and the bytes of its files.
 fn solve_one_pair(
     shape: &Shape,
     plan: &Plan,
     threads: usize,
     layers: &[Layer],
     phases: &mut [f64; 3],
-) -> Result<Vec<(Tally, u64)>, LayeredError> {
+    wdl: &Handoff<WdlBits>,
+) -> Result<Vec<(Solved, u64)>, LayeredError> {
     let started = Instant::now();
     let solved = solve_pair_from(
         shape,
@@ -384,7 +458,10 @@ fn solve_one_pair(
         threads,
         plan.two_bytes,
         layers,
-        &|layer| read_wdl(&plan.dir, plan.kind, layer),
+        &|layer| match wdl.take(layer) {
+            Some(bits) => Ok(bits),
+            None => read_wdl(&plan.dir, plan.kind, layer),
+        },
         phases,
     )?;
     let solving = started.elapsed().as_secs_f64();
@@ -405,7 +482,6 @@ fn solve_one_pair(
                         solved.tally,
                         1,
                     )
-                    .map(|bytes| (solved.tally, bytes))
                     .map_err(|e| {
                         LayeredError::Io(format::layer_path(&plan.dir, layer.black, layer.white), e)
                     })
@@ -416,9 +492,9 @@ fn solve_one_pair(
             .into_iter()
             .map(|h| h.join().expect("writer thread panicked"))
             .collect::<Result<Vec<_>, _>>()
-    });
+    })?;
     phases[2] = started.elapsed().as_secs_f64() - solving;
-    written
+    Ok(solved.into_iter().zip(written).collect())
 }
 
 /// Solves the layers of one pair, reading the win/draw/loss of the
@@ -591,6 +667,23 @@ pub fn add_dte(
     stop_after_layers: Option<u64>,
     progress: &mut dyn FnMut(&PairDone),
 ) -> Result<DteOutcome, LayeredError> {
+    add_dte_knowing(dir, threads, stop_after_layers, &HashMap::new(), progress)
+}
+
+/// [`add_dte`] after a solve that derived the distances of some layers
+/// itself: `known` holds their longest win and loss
+/// ([`Outcome::longest_ends`]), so that their files need not be read
+/// again for the summary.
+///
+/// # Errors
+/// As [`add_dte`].
+pub fn add_dte_knowing(
+    dir: &Path,
+    threads: usize,
+    stop_after_layers: Option<u64>,
+    known: &HashMap<(u32, u32), (u32, u32)>,
+    progress: &mut dyn FnMut(&PairDone),
+) -> Result<DteOutcome, LayeredError> {
     let kind = format::read_kind(dir)?;
     let shape = shape_of(kind)?;
     format::prepare_dir(dir, kind)?;
@@ -613,10 +706,7 @@ pub fn add_dte(
         bytes_per_slot: DTE_BYTES_PER_SLOT,
         stop_after_layers,
     };
-    // A layer's distances go from the pair that made them to the one pair
-    // that reads them as its layer ahead, in memory while they fit.
-    let handoff = Handoff::new(memory_budget() / 8);
-    let longest = Mutex::new((0, 0));
+    let ends = Ends::new(memory_budget() / 8);
     let mut found = Vec::new();
     let outcome = each_pair(
         &pairs,
@@ -627,64 +717,31 @@ pub fn add_dte(
             }
             progress(pair);
         },
-        |layers, threads, phases| {
+        |layers, threads, phases, _| {
             let own = layers
                 .iter()
                 .map(|layer| read_wdl(dir, kind, layer))
                 .collect::<Result<Vec<_>, LayerError>>()?;
-            let solved = dte_pair_from(
-                &shape,
-                threads,
-                layers,
-                own,
-                &|layer| match handoff.take(layer) {
-                    Some(values) => Ok(values),
-                    None => Ok(format::read_values(dir, kind, Metric::Dte, layer)?.0),
-                },
-                phases,
-            )?;
-            let writing = Instant::now();
-            let mut written = Vec::new();
-            for (solved, layer) in solved.into_iter().zip(layers) {
-                let bytes = format::write_values(
-                    dir,
-                    kind,
-                    &shape,
-                    Metric::Dte,
-                    layer,
-                    &solved.values,
-                    solved.tally,
-                    threads,
-                )
-                .map_err(|e| {
-                    LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e)
-                })?;
-                let (win, loss) = solved.values.longest_win_and_loss();
-                let mut longest = longest.lock().unwrap_or_else(|e| e.into_inner());
-                *longest = (longest.0.max(win), longest.1.max(loss));
-                drop(longest);
-                // Black's forward moves from (w - 1, b) reach (b, w).
-                if layer.white > shape.min_progress() {
-                    handoff.give(layer, solved.values);
-                }
-                written.push((solved.tally, bytes));
-            }
-            phases[2] = writing.elapsed().as_secs_f64();
-            Ok(written)
+            ends.derive(&shape, dir, kind, threads, layers, own, phases)
         },
     )?;
-    let (mut longest_win, mut longest_loss) =
-        longest.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut longest = known.clone();
+    longest.extend(ends.longest());
     if !outcome.stopped {
-        // The pairs found on disk: their distances are read for this.
+        // The pairs found on disk: their distances are read for this,
+        // unless the solve that wrote them knew them.
         for (black, white) in found.into_iter().flatten() {
+            if longest.contains_key(&(black, white)) {
+                continue;
+            }
             let layer = shape.layer(black, white);
             let (values, _) = format::read_values(dir, kind, Metric::Dte, &layer)?;
-            let (win, loss) = values.longest_win_and_loss();
-            longest_win = longest_win.max(win);
-            longest_loss = longest_loss.max(loss);
+            longest.insert((black, white), values.longest_win_and_loss());
         }
     }
+    let (longest_win, longest_loss) = longest
+        .values()
+        .fold((0, 0), |(w, l), &(win, loss)| (w.max(win), l.max(loss)));
     Ok(DteOutcome {
         outcome,
         longest_win,
@@ -692,44 +749,163 @@ pub fn add_dte(
     })
 }
 
-/// Layers' distances to the end kept in memory for the pair that reads
-/// them next, up to a number of bytes; a layer that does not fit is read
-/// back from its file instead.
-struct Handoff {
-    kept: Mutex<Kept>,
+/// The distances to the end as they are derived pair by pair: a layer's
+/// go from the pair that made them to the one pair that reads them as
+/// its layer ahead (in memory while they fit), and each layer's longest
+/// win and loss are noted.
+struct Ends {
+    handoff: Handoff<Values>,
+    longest: Mutex<HashMap<(u32, u32), (u32, u32)>>,
+}
+
+impl Ends {
+    fn new(most: u64) -> Ends {
+        Ends {
+            handoff: Handoff::new(most),
+            longest: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether the layers ahead of `layers` have their distances to the
+    /// end, kept or in their files.
+    fn ready(
+        &self,
+        shape: &Shape,
+        dir: &Path,
+        kind: Kind,
+        layers: &[Layer],
+    ) -> Result<bool, LayeredError> {
+        for ahead in layers.iter().filter_map(|layer| ahead_of(shape, layer)) {
+            if !self.handoff.holds(&ahead)
+                && format::read_values_header(dir, kind, Metric::Dte, &ahead)?.is_none()
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Derives and writes the distances to the end of the layers of one
+    /// pair from their win/draw/loss `own`; returns each layer's tally and
+    /// file size, and fills in the phases' seconds.
+    #[allow(clippy::too_many_arguments)]
+    fn derive(
+        &self,
+        shape: &Shape,
+        dir: &Path,
+        kind: Kind,
+        threads: usize,
+        layers: &[Layer],
+        own: Vec<WdlBits>,
+        phases: &mut [f64; 3],
+    ) -> Result<Vec<(Tally, u64)>, LayeredError> {
+        let solved = dte_pair_from(
+            shape,
+            threads,
+            layers,
+            own,
+            &|layer| match self.handoff.take(layer) {
+                Some(values) => Ok(values),
+                None => Ok(format::read_values(dir, kind, Metric::Dte, layer)?.0),
+            },
+            phases,
+        )?;
+        let writing = Instant::now();
+        let mut written = Vec::new();
+        for (solved, layer) in solved.into_iter().zip(layers) {
+            let bytes = format::write_values(
+                dir,
+                kind,
+                shape,
+                Metric::Dte,
+                layer,
+                &solved.values,
+                solved.tally,
+                threads,
+            )
+            .map_err(|e| LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e))?;
+            self.longest
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(
+                    (layer.black, layer.white),
+                    solved.values.longest_win_and_loss(),
+                );
+            // Black's forward moves from (w - 1, b) reach (b, w).
+            if layer.white > shape.min_progress() {
+                let bytes = solved.values.bytes() as u64;
+                self.handoff.give(layer, solved.values, bytes);
+            }
+            written.push((solved.tally, bytes));
+        }
+        phases[2] = writing.elapsed().as_secs_f64();
+        Ok(written)
+    }
+
+    /// Each layer's longest win and loss derived so far.
+    fn longest(&self) -> HashMap<(u32, u32), (u32, u32)> {
+        self.longest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Layers' values kept in memory for the one pair that reads them next
+/// (as its layers ahead), up to a number of bytes; a layer that does not
+/// fit is read back from its file instead.
+struct Handoff<T> {
+    kept: parking_lot::Mutex<Kept<T>>,
     most: u64,
 }
 
-/// What a [`Handoff`] holds: values by layer, and their bytes.
-#[derive(Default)]
-struct Kept {
-    layers: HashMap<(u32, u32), Values>,
+/// What a [`Handoff`] holds: values and their bytes by layer, and the
+/// bytes in all.
+struct Kept<T> {
+    layers: HashMap<(u32, u32), (T, u64)>,
     bytes: u64,
 }
 
-impl Handoff {
-    fn new(most: u64) -> Handoff {
+impl<T> Handoff<T> {
+    fn new(most: u64) -> Handoff<T> {
         Handoff {
-            kept: Mutex::new(Kept::default()),
+            kept: parking_lot::Mutex::new(Kept {
+                layers: HashMap::new(),
+                bytes: 0,
+            }),
             most,
         }
     }
 
-    /// Keeps `values` of `layer` if they fit.
-    fn give(&self, layer: &Layer, values: Values) {
-        let bytes = values.bytes() as u64;
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+    fn kept(&self) -> parking_lot::MutexGuard<'_, Kept<T>> {
+        self.kept.lock()
+    }
+
+    /// Whether `bytes` more would fit.
+    fn has_room(&self, bytes: u64) -> bool {
+        self.kept().bytes + bytes <= self.most
+    }
+
+    /// Keeps `values` of `layer` (`bytes` of memory) if they fit.
+    fn give(&self, layer: &Layer, values: T, bytes: u64) {
+        let mut kept = self.kept();
         if kept.bytes + bytes <= self.most {
             kept.bytes += bytes;
-            kept.layers.insert((layer.black, layer.white), values);
+            kept.layers
+                .insert((layer.black, layer.white), (values, bytes));
         }
     }
 
+    /// Whether the values of `layer` are kept.
+    fn holds(&self, layer: &Layer) -> bool {
+        self.kept().layers.contains_key(&(layer.black, layer.white))
+    }
+
     /// The values of `layer`, if kept: they are not kept any longer.
-    fn take(&self, layer: &Layer) -> Option<Values> {
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let values = kept.layers.remove(&(layer.black, layer.white))?;
-        kept.bytes -= values.bytes() as u64;
+    fn take(&self, layer: &Layer) -> Option<T> {
+        let mut kept = self.kept();
+        let (values, bytes) = kept.layers.remove(&(layer.black, layer.white))?;
+        kept.bytes -= bytes;
         Some(values)
     }
 }

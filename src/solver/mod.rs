@@ -17,9 +17,10 @@
 //!
 //! What is stored for every position is win, draw or loss for the side to
 //! move and the plies to the next progress move of best play ([`Dtz`]);
-//! from those, a second pass over the layers ([`dte`], [`add_dte`],
-//! [`dte_in_memory`]) derives the plies to the end of the game of best
-//! play ([`Metric::Dte`]).
+//! from those, the plies to the end of the game of best play
+//! ([`Metric::Dte`], [`dte`]): for each pair as soon as it is solved
+//! ([`Plan::with_dte`]), or in a pass over a solved directory
+//! ([`add_dte`], [`dte_in_memory`]).
 
 mod cache;
 mod checkpoint;
@@ -49,8 +50,8 @@ pub use format::{
 };
 pub use format::{is_set, positions_of, prepare_dir, read_wdl, wdl_value, write_file};
 pub use layered::{
-    DteOutcome, LayeredError, Outcome, PairDone, Plan, Verified, add_dte, dte_in_memory, shape_of,
-    solve as solve_layers, solve_in_memory, verify,
+    DteOutcome, LayeredError, Outcome, PairDone, Plan, Verified, add_dte, add_dte_knowing,
+    dte_in_memory, shape_of, solve as solve_layers, solve_in_memory, verify,
 };
 pub use layers::{Block, Child, Layer, Shape};
 pub use legacy::{Conversion, Converted, convert, read_values as read_old_values};
@@ -104,6 +105,7 @@ pub(crate) fn solve_4x4_in_temp(name: &str, rules: crate::board::Rules) -> std::
         threads: 2,
         stop_after_layers: None,
         two_bytes: false,
+        with_dte: false,
     };
     solve_layers(&plan, &mut |_| {}).expect("4 x 4 solves");
     dir

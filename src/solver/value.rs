@@ -213,6 +213,7 @@ impl Values {
 
 /// A finished layer's win/draw/loss, two bits a slot: what the layer
 /// behind it reads while it is solved.
+#[derive(Clone)]
 pub struct WdlBits {
     words: Vec<u64>,
 }

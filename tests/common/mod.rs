@@ -623,6 +623,7 @@ pub fn table_dir(name: &str, size: usize, rules: dodgem::Rules) -> std::path::Pa
         threads: 2,
         stop_after_layers: None,
         two_bytes: false,
+        with_dte: false,
     };
     dodgem::solver::solve_layers(&plan, &mut |_| {}).expect("a small solve");
     dir
