@@ -5,10 +5,13 @@
 //! fewer than MIN_SLOTS slots are skipped, and files already in tiles are
 //! counted as they are unless RECODE is 1; DIR may be a solve under way,
 //! so the total is the size of its win/draw/loss files once recoded
-//! (`solve --convert`).
+//! (`solve --convert`). BLOCK_BITS sets the slots of a block or tile,
+//! `2^BLOCK_BITS` (the writer's own size by default); LAYERS (a
+//! comma-separated list such as `014-015,010-020`, in the environment)
+//! keeps only the layers named.
 //!
 //! ```sh
-//! cargo run --release --example tilesize -- DIR [MIN_SLOTS] [PROBES] [RECODE]
+//! cargo run --release --example tilesize -- DIR [MIN_SLOTS] [PROBES] [RECODE] [BLOCK_BITS]
 //! ```
 
 use std::path::Path;
@@ -21,12 +24,14 @@ use dodgem::solver::{
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if !(2..=5).contains(&args.len()) {
-        eprintln!("usage: tilesize DIR [MIN_SLOTS] [PROBES] [RECODE]");
+    if !(2..=6).contains(&args.len()) {
+        eprintln!("usage: tilesize DIR [MIN_SLOTS] [PROBES] [RECODE] [BLOCK_BITS]");
         std::process::exit(2);
     }
     let number = |i: usize, default: u64| args.get(i).map_or(default, |a| a.parse().unwrap());
     let (min_slots, probes, recode) = (number(2, 0), number(3, 1000), number(4, 0) == 1);
+    let block_slots = 1 << number(5, u64::from(BLOCK_SLOTS.trailing_zeros()));
+    let named = std::env::var("LAYERS").ok();
     let dir = Path::new(&args[1]);
     let (kind, _) = read_manifest(dir).expect("a table directory");
     let shape = Shape::new(kind.size, kind.max_cars).expect("a shape");
@@ -34,6 +39,11 @@ fn main() {
         .layers()
         .into_iter()
         .filter(|l| l.slots >= min_slots)
+        .filter(|l| {
+            named
+                .as_ref()
+                .is_none_or(|n| n.split(',').any(|x| x == l.name()))
+        })
         .collect();
     let scratch = std::env::temp_dir().join(format!("dodgem-tilesize-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
@@ -74,7 +84,7 @@ fn main() {
             &Values::Narrow(codes),
             &positions,
             old.header().tally,
-            BLOCK_SLOTS,
+            block_slots,
             1,
         )
         .unwrap();
