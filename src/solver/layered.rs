@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::dte::{self, DteSide};
@@ -182,6 +182,12 @@ fn ahead_of(shape: &Shape, layer: &Layer) -> Option<Layer> {
     (layer.black < shape.max_progress()).then(|| shape.layer(layer.white, layer.black + 1))
 }
 
+/// Whether some layer reads `layer` as its layer ahead (the inverse of
+/// [`ahead_of`]): Black's forward moves from `(w - 1, b)` reach `(b, w)`.
+fn read_as_ahead(shape: &Shape, layer: &Layer) -> bool {
+    layer.white > shape.min_progress()
+}
+
 /// Solves every layer of `plan.kind` not yet in `plan.dir`, calling
 /// `progress` after each pair.
 ///
@@ -220,10 +226,9 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
                 .into_iter()
                 .map(|(solved, bytes)| (solved.tally, bytes))
                 .collect();
-            // Black's forward moves from (w - 1, b) reach (b, w).
             for (layer, bits) in layers.iter().zip(&own) {
                 let bytes = bits.bytes() as u64;
-                if layer.white > shape.min_progress() && wdl.has_room(bytes) {
+                if read_as_ahead(&shape, layer) && wdl.has_room(bytes) {
                     wdl.give(layer, bits.clone(), bytes);
                 }
             }
@@ -755,14 +760,14 @@ pub fn add_dte_knowing(
 /// win and loss are noted.
 struct Ends {
     handoff: Handoff<Values>,
-    longest: Mutex<HashMap<(u32, u32), (u32, u32)>>,
+    longest: parking_lot::Mutex<HashMap<(u32, u32), (u32, u32)>>,
 }
 
 impl Ends {
     fn new(most: u64) -> Ends {
         Ends {
             handoff: Handoff::new(most),
-            longest: Mutex::new(HashMap::new()),
+            longest: parking_lot::Mutex::new(HashMap::new()),
         }
     }
 
@@ -824,15 +829,11 @@ impl Ends {
                 threads,
             )
             .map_err(|e| LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e))?;
-            self.longest
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(
-                    (layer.black, layer.white),
-                    solved.values.longest_win_and_loss(),
-                );
-            // Black's forward moves from (w - 1, b) reach (b, w).
-            if layer.white > shape.min_progress() {
+            self.longest.lock().insert(
+                (layer.black, layer.white),
+                solved.values.longest_win_and_loss(),
+            );
+            if read_as_ahead(shape, layer) {
                 let bytes = solved.values.bytes() as u64;
                 self.handoff.give(layer, solved.values, bytes);
             }
@@ -844,10 +845,7 @@ impl Ends {
 
     /// Each layer's longest win and loss derived so far.
     fn longest(&self) -> HashMap<(u32, u32), (u32, u32)> {
-        self.longest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.longest.lock().clone()
     }
 }
 
