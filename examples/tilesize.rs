@@ -18,8 +18,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use dodgem::solver::{
-    BLOCK_SLOTS, BlockCode, Content, Layer, LayerFile, Shape, Values, is_set, positions_of,
-    prepare_dir, read_manifest, read_wdl, wdl_value, write_file,
+    BlockCode, Content, Layer, LayerFile, Shape, Values, is_set, positions_of, prepare_dir,
+    read_manifest, read_wdl, wdl_value, write_file,
 };
 
 fn main() {
@@ -30,7 +30,7 @@ fn main() {
     }
     let number = |i: usize, default: u64| args.get(i).map_or(default, |a| a.parse().unwrap());
     let (min_slots, probes, recode) = (number(2, 0), number(3, 1000), number(4, 0) == 1);
-    let block_slots = 1 << number(5, u64::from(BLOCK_SLOTS.trailing_zeros()));
+    let block_slots = 1 << number(5, u64::from(Content::Wdl.block_slots().trailing_zeros()));
     let named = std::env::var("LAYERS").ok();
     let dir = Path::new(&args[1]);
     let (kind, _) = read_manifest(dir).expect("a table directory");

@@ -149,8 +149,20 @@ fn a_current_directory_recodes_value_for_value_into_the_smallest_code() {
     let done = solver::convert(&current, &again, 2, &|_| {}).unwrap();
     assert_eq!((done.layers, done.with_dte), (144, true));
     assert_eq!(done.positions, 276_600);
-    // The same writer: the same bytes, distances copied as they were.
+    // The same writer: the same bytes, distances linked as they were (one
+    // file system: the two directories share each distance file).
     assert_eq!(files_of(&current), files_of(&again));
+    use std::os::unix::fs::MetadataExt;
+    let inode = |dir: &Path, metric: Metric| {
+        std::fs::metadata(solver::Content::Distance(metric).path(dir, 5, 6))
+            .unwrap()
+            .ino()
+    };
+    for metric in [Metric::Dtz, Metric::Dte] {
+        assert_eq!(inode(&current, metric), inode(&again, metric), "{metric:?}");
+    }
+    let wdl = |dir: &Path| std::fs::metadata(solver::Content::Wdl.path(dir, 5, 6)).unwrap();
+    assert_ne!(wdl(&current).ino(), wdl(&again).ino());
     let verified = solver::verify(&again, 2, None, &|_, _| {}).unwrap();
     assert_eq!(verified.mismatches, 0);
     std::fs::remove_dir_all(&base).unwrap();

@@ -40,6 +40,7 @@ fn fix_checksum(bytes: &mut [u8]) {
     }
     let mut crc = crc32fast::Hasher::new();
     crc.update(&bytes[8..72]);
+    crc.update(&bytes[76..HEADER_LEN]);
     crc.update(&bytes[HEADER_LEN..]);
     let sum = crc.finalize().to_le_bytes();
     bytes[72..76].copy_from_slice(&sum);

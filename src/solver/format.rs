@@ -1,5 +1,6 @@
-//! Table files (format version 2): a directory's manifest, and one file a
-//! layer for each of its win/draw/loss (`.wdl`), distance to progress
+//! Table files (directories of format 2, layer files of format 3 or 2): a
+//! directory's manifest, and one file a layer for each of its
+//! win/draw/loss (`.wdl`), distance to progress
 //! (`.dtz`) and distance to the end (`.dte`), each probed in place a block
 //! at a time ([`LayerFile`]) or written whole ([`write_file`]).
 //!
@@ -9,7 +10,7 @@
 //! | bytes | field |
 //! |---|---|
 //! | 0..8 | magic `DODGEMLT` |
-//! | 8..12 | format version, 2 |
+//! | 8..12 | layer format version: 3 (2, read as well, is 3 with bytes 76..80 zero and unchecked, the index of 12-byte entries and the odds not compressed) |
 //! | 12 | board size |
 //! | 13 | rules: 0 `textbook`, 1 `classic` |
 //! | 14 | most cars a side on the board |
@@ -24,10 +25,11 @@
 //! | 56..60 | longest distance (of the file's metric; the `.wdl` file repeats the `.dtz` file's) |
 //! | 60..64 | values: 3 in a `.wdl` file, the longest distance + 1 in the others |
 //! | 64..72 | bytes of block data |
-//! | 72..76 | CRC-32 of bytes 8..72 and of the code lengths |
-//! | 76..80 | zero |
-//! | 80.. | runs: code lengths, a byte for each symbol, contexts x values x classes of them (see [`codec`]); tiles: the odds each context starts from (see [`tiles::Model`]) |
-//! | then | the block index: for each block the end of its data (8 bytes, from the data's start) and its CRC-32 (4 bytes) |
+//! | 72..76 | CRC-32 of bytes 8..72, of bytes 76..80 and of the code's table as stored |
+//! | 76 | the block index: 0 entries of 12 bytes, 1 groups of 6-byte entries |
+//! | 77..80 | bytes of the code's table as stored |
+//! | 80.. | the code's table. Runs: code lengths, a byte for each symbol, contexts x values x classes of them (see [`codec`]). Tiles: the odds each context starts from (see [`tiles::Model`]), as one zstd frame (most contexts never occur, so the table shrinks about ninefold) |
+//! | then | the block index, either for each block the end of its data (8 bytes, from the data's start) and its CRC-32 (4 bytes); or, for each group of 64 blocks, the start of the group's data (8 bytes, from the data's start) then for each of its blocks the length of its data (2 bytes) and its CRC-32 (4 bytes), where no block is longer than 65,535 bytes |
 //! | then | the blocks' data |
 //!
 //! With runs, block `i` holds slots `i * block slots` onwards; with tiles,
@@ -53,20 +55,28 @@ use super::value::{Dtz, Tally, Values, Wdl, WdlBits, decode};
 use crate::board::Rules;
 
 const MAGIC: &[u8; 8] = b"DODGEMLT";
-/// The format written and read.
+/// The directory format written and read (its manifest and file names).
 pub const VERSION: u32 = 2;
-/// The format before blocks: one compressed frame a layer, read whole.
+/// The layer file format written.
+pub const LAYER_VERSION: u32 = 3;
+/// The layer file formats read: 2 is 3 without the grouped index.
+const LAYER_VERSIONS: std::ops::RangeInclusive<u32> = 2..=LAYER_VERSION;
+/// The format before blocks: one compressed frame a layer, read whole
+/// (its directories and layer files both).
 const OLD_VERSION: u32 = 1;
 const HEADER_LEN: u64 = 80;
-const INDEX_ENTRY: u64 = 12;
 /// The block codes: runs ([`codec`]) and tiles ([`tiles`]).
 const RUNS_CODE: u8 = 0;
 const TILES_CODE: u8 = 1;
 /// The manifest's name in a table directory.
 pub const MANIFEST: &str = "dodgem-tables.txt";
-/// Slots a block holds, by default: the smallest total at a probe cost of
-/// a few microseconds (measured in docs/tables.md).
+/// Slots a block of distances holds, by default: the smallest total at a
+/// probe cost of a few microseconds (measured in docs/tables.md).
 pub const BLOCK_SLOTS: u64 = 1 << 14;
+/// Slots a block (a tile) of win/draw/loss holds, by default: twice a
+/// block of distances, for files 3% smaller at twice the decoding a probe
+/// (measured in docs/tables.md).
+pub const WDL_BLOCK_SLOTS: u64 = 1 << 15;
 /// Block sizes a file may have.
 const BLOCK_BITS: std::ops::RangeInclusive<u8> = 6..=24;
 /// Columns a tile has at most, by default (log2): wide enough for a run
@@ -106,8 +116,10 @@ impl fmt::Display for LayerError {
             }
             LayerError::Version(path, version) => write!(
                 f,
-                "{} has layer format version {version}; this program reads version {VERSION}",
-                path.display()
+                "{} has format version {version}; this program reads directories of format \
+                 {VERSION} and layer files of format {} to {LAYER_VERSION}",
+                path.display(),
+                LAYER_VERSIONS.start()
             ),
             LayerError::Foreign(path, why) => write!(f, "{} {why}", path.display()),
             LayerError::Truncated(path) => {
@@ -252,6 +264,14 @@ impl Content {
             2 => Content::Wdl,
             _ => return None,
         })
+    }
+
+    /// Slots a block of this content's files holds, by default.
+    pub fn block_slots(self) -> u64 {
+        match self {
+            Content::Wdl => WDL_BLOCK_SLOTS,
+            Content::Distance(_) => BLOCK_SLOTS,
+        }
     }
 
     fn name(self) -> &'static str {
@@ -408,6 +428,8 @@ pub fn write_durably_with(
 /// What the header of a layer file says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The layer format version: [`LAYER_VERSION`] in a file written.
+    pub version: u32,
     pub kind: Kind,
     pub content: Content,
     pub black: u32,
@@ -425,6 +447,83 @@ pub struct Header {
     pub blocks: u64,
     /// Bytes of block data.
     pub data: u64,
+    /// How the block index is laid out.
+    pub index: Index,
+    /// Bytes of the code's table as the file stores it.
+    pub table: u64,
+}
+
+/// How a file's block index is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Index {
+    /// Each block's end (8 bytes, from the data's start) and CRC-32 (4
+    /// bytes).
+    Full,
+    /// Groups of [`GROUP_BLOCKS`] blocks: the group's start (8 bytes), then
+    /// each block's length (2 bytes, so a block of at most 65,535) and
+    /// CRC-32 (4 bytes). Half the bytes of [`Index::Full`].
+    Grouped,
+}
+
+/// Blocks a group of a grouped index holds.
+const GROUP_BLOCKS: u64 = 64;
+/// Bytes of a block's entry in a grouped index, and of a group's start.
+const GROUPED_ENTRY: u64 = 6;
+const GROUP_START: u64 = 8;
+/// Bytes of a block's entry in a full index.
+const FULL_ENTRY: u64 = 12;
+
+impl Index {
+    /// Bytes of the index of `blocks` blocks.
+    pub fn bytes(self, blocks: u64) -> u64 {
+        match self {
+            Index::Full => blocks * FULL_ENTRY,
+            Index::Grouped => blocks.div_ceil(GROUP_BLOCKS) * GROUP_START + blocks * GROUPED_ENTRY,
+        }
+    }
+
+    /// The header's byte for it (format 3).
+    fn code(self) -> u8 {
+        match self {
+            Index::Full => 0,
+            Index::Grouped => 1,
+        }
+    }
+
+    /// The smaller index that blocks ending at `ends` (each from the
+    /// data's start) can have.
+    fn for_ends(ends: &[u64]) -> Index {
+        let mut start = 0;
+        for &end in ends {
+            if end - start > u64::from(u16::MAX) {
+                return Index::Full;
+            }
+            start = end;
+        }
+        Index::Grouped
+    }
+
+    /// The index of blocks ending at `ends` (each from the data's start)
+    /// with the CRC-32 `crcs` of their data.
+    fn write(self, ends: &[u64], crcs: &[u32]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.bytes(ends.len() as u64) as usize);
+        let mut start = 0u64;
+        for (i, (&end, &crc)) in ends.iter().zip(crcs).enumerate() {
+            match self {
+                Index::Full => out.extend_from_slice(&end.to_le_bytes()),
+                Index::Grouped => {
+                    if (i as u64).is_multiple_of(GROUP_BLOCKS) {
+                        out.extend_from_slice(&start.to_le_bytes());
+                    }
+                    let length = u16::try_from(end - start).expect("a block the index can hold");
+                    out.extend_from_slice(&length.to_le_bytes());
+                }
+            }
+            out.extend_from_slice(&crc.to_le_bytes());
+            start = end;
+        }
+        out
+    }
 }
 
 /// How a file's blocks are coded.
@@ -441,7 +540,7 @@ pub enum BlockCode {
 impl Header {
     fn fields(&self) -> [u8; 64] {
         let mut out = [0u8; 64];
-        out[0..4].copy_from_slice(&VERSION.to_le_bytes());
+        out[0..4].copy_from_slice(&self.version.to_le_bytes());
         out[4] = self.kind.size as u8;
         out[5] = self.kind.rules_code();
         out[6] = self.kind.max_cars as u8;
@@ -484,7 +583,7 @@ impl Header {
         if version == OLD_VERSION {
             return Err(LayerError::OldFormat(path.to_path_buf()));
         }
-        if version != VERSION {
+        if !LAYER_VERSIONS.contains(&version) {
             return Err(LayerError::Version(path.to_path_buf(), version));
         }
         if bytes.len() < HEADER_LEN as usize {
@@ -532,9 +631,16 @@ impl Header {
                 )));
             }
         }
+        // Format 2 has no index byte; a damaged one is caught by the CRC.
+        let index = match (version, bytes[76]) {
+            (2, _) | (_, 0) => Index::Full,
+            (_, 1) => Index::Grouped,
+            (_, other) => return Err(corrupt(format!("an index of layout {other}"))),
+        };
         let slots = u64_at(24);
         let block_slots = 1u64 << bytes[20];
         let mut header = Header {
+            version,
             kind: Kind {
                 size: usize::from(bytes[12]),
                 rules,
@@ -555,9 +661,14 @@ impl Header {
             code,
             blocks: 0,
             data: u64_at(64),
+            index,
+            table: u64::from(u32_at(76) >> 8),
         };
         if let BlockCode::Runs { .. } = code {
             header.blocks = slots.div_ceil(block_slots);
+        }
+        if version == 2 {
+            header.table = header.code_bytes();
         }
         Ok((header, u32_at(72)))
     }
@@ -566,7 +677,7 @@ impl Header {
         codec::classes(self.block_slots)
     }
 
-    /// Bytes of the code's table: code lengths, or odds.
+    /// Bytes of the code's table as it is used: code lengths, or odds.
     fn code_bytes(&self) -> u64 {
         match self.code {
             BlockCode::Runs { contexts } => {
@@ -593,11 +704,11 @@ impl Header {
     }
 
     fn index_at(&self) -> u64 {
-        HEADER_LEN + self.code_bytes()
+        HEADER_LEN + self.table
     }
 
     fn data_at(&self) -> u64 {
-        self.index_at() + self.blocks() * INDEX_ENTRY
+        self.index_at() + self.index.bytes(self.blocks())
     }
 
     /// The length the file must have.
@@ -605,10 +716,27 @@ impl Header {
         self.data_at() + self.data
     }
 
-    fn checksum(&self, lengths: &[u8]) -> u32 {
+    /// Bytes 76..80: in format 3, the index's layout and the table's
+    /// length.
+    fn trailer(&self) -> [u8; 4] {
+        match self.version {
+            2 => [0; 4],
+            _ => (u32::from(self.index.code()) | (self.table as u32) << 8).to_le_bytes(),
+        }
+    }
+
+    /// Whether the code's table is stored compressed.
+    fn packed_table(&self) -> bool {
+        self.version > 2 && matches!(self.code, BlockCode::Tiles { .. })
+    }
+
+    fn checksum(&self, table: &[u8]) -> u32 {
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&self.fields());
-        hasher.update(lengths);
+        if self.version > 2 {
+            hasher.update(&self.trailer());
+        }
+        hasher.update(table);
         hasher.finalize()
     }
 
@@ -677,6 +805,18 @@ impl Header {
             return corrupt(format!(
                 "a code of {} values for a longest distance of {}",
                 self.values, t.longest
+            ));
+        }
+        let raw = self.code_bytes();
+        let table_fits = if self.packed_table() {
+            (1..=packed_bound(raw)).contains(&self.table)
+        } else {
+            self.table == raw
+        };
+        if !table_fits {
+            return corrupt(format!(
+                "a code's table of {} bytes where it takes {raw}",
+                self.table
             ));
         }
         let most = self.blocks() * self.block_bytes_bound(self.block_slots);
@@ -752,13 +892,16 @@ impl LayerFile {
         if length != header.file_length() {
             return Err(LayerError::Truncated(path));
         }
-        let mut table = vec![0u8; header.code_bytes() as usize];
+        let mut table = vec![0u8; header.table as usize];
         file.read_exact_at(&mut table, HEADER_LEN)
             .map_err(io_error)?;
         if header.checksum(&table) != crc {
             return Err(LayerError::Checksum(path));
         }
         let bad = |BadBlock(why)| LayerError::Corrupt(path.clone(), why);
+        if header.packed_table() {
+            table = unpack_table(&table, header.code_bytes()).map_err(bad)?;
+        }
         let layout = match (header.code, tiling) {
             (BlockCode::Tiles { neighbours, .. }, Some(tiling)) => Layout::Tiles {
                 tiling,
@@ -791,39 +934,78 @@ impl LayerFile {
         LayerError::Corrupt(self.path.clone(), why)
     }
 
-    /// The index entries of blocks `first..first + count`.
+    /// The index entries of blocks `first..first + count`, each checked
+    /// to lie inside the data and to be no longer than its block can need.
     fn entries(&self, first: u64, count: u64) -> Result<Vec<Entry>, LayerError> {
         let h = &self.header;
-        // The entry before `first` gives its start.
-        let from = first.saturating_sub(1);
-        let n = first + count - from;
-        let mut bytes = vec![0u8; (n * INDEX_ENTRY) as usize];
-        self.file
-            .read_exact_at(&mut bytes, h.index_at() + from * INDEX_ENTRY)
-            .map_err(|e| LayerError::Io(self.path.clone(), e))?;
-        let end_of = |i: usize| u64::from_le_bytes(bytes[i * 12..i * 12 + 8].try_into().unwrap());
-        let crc_of =
-            |i: usize| u32::from_le_bytes(bytes[i * 12 + 8..i * 12 + 12].try_into().unwrap());
-        let skip = (first - from) as usize;
-        let mut start = if first == 0 { 0 } else { end_of(0) };
-        let mut entries = Vec::with_capacity(count as usize);
-        for i in skip..n as usize {
-            let block = from + i as u64;
-            let end = end_of(i);
-            let most = h.block_bytes_bound(self.block_len(block));
-            if end < start || end > h.data || end - start > most {
-                return Err(self.corrupt(format!(
-                    "block {block}'s index entry points outside the file"
-                )));
+        let read = |from: u64, length: u64| {
+            let mut bytes = vec![0u8; length as usize];
+            self.file
+                .read_exact_at(&mut bytes, h.index_at() + from)
+                .map(|()| bytes)
+                .map_err(|e| LayerError::Io(self.path.clone(), e))
+        };
+        let u64_at =
+            |bytes: &[u8], i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+        let u32_at =
+            |bytes: &[u8], i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+        // Each block of `first..first + count` as (start, end, crc), its
+        // start and end as the index says.
+        let mut found = Vec::with_capacity(count as usize);
+        match h.index {
+            Index::Full => {
+                // The entry before `first` gives its start.
+                let from = first.saturating_sub(1);
+                let bytes = read(from * FULL_ENTRY, (first + count - from) * FULL_ENTRY)?;
+                let entry = |i: u64| (i * FULL_ENTRY) as usize;
+                let mut start = if first == 0 { 0 } else { u64_at(&bytes, 0) };
+                for block in first..first + count {
+                    let at = entry(block - from);
+                    let end = u64_at(&bytes, at);
+                    found.push((start, end, u32_at(&bytes, at + 8)));
+                    start = end;
+                }
             }
-            entries.push(Entry {
-                start,
-                end,
-                crc: crc_of(i),
-            });
-            start = end;
+            Index::Grouped => {
+                let group_bytes = GROUP_START + GROUP_BLOCKS * GROUPED_ENTRY;
+                let (from, to) = (first / GROUP_BLOCKS, (first + count - 1) / GROUP_BLOCKS);
+                let in_last = (h.blocks() - to * GROUP_BLOCKS).min(GROUP_BLOCKS);
+                let last = to * group_bytes + GROUP_START + in_last * GROUPED_ENTRY;
+                let bytes = read(from * group_bytes, last - from * group_bytes)?;
+                let mut start = 0;
+                for block in from * GROUP_BLOCKS..first + count {
+                    let group = ((block / GROUP_BLOCKS - from) * group_bytes) as usize;
+                    let within = block % GROUP_BLOCKS;
+                    if within == 0 {
+                        start = u64_at(&bytes, group);
+                    }
+                    let at = group + (GROUP_START + within * GROUPED_ENTRY) as usize;
+                    let length = u64::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+                    let end = start.saturating_add(length);
+                    if block >= first {
+                        found.push((start, end, u32_at(&bytes, at + 2)));
+                    }
+                    start = end;
+                }
+            }
         }
-        Ok(entries)
+        // Blocks follow each other without gaps: a grouped index's group
+        // start must be where the group before ended.
+        let mut previous = found.first().map_or(0, |&(start, _, _)| start);
+        found
+            .into_iter()
+            .zip(first..)
+            .map(|((start, end, crc), block)| {
+                let most = h.block_bytes_bound(self.block_len(block));
+                if start != previous || end < start || end > h.data || end - start > most {
+                    return Err(self.corrupt(format!(
+                        "block {block}'s index entry points outside the file"
+                    )));
+                }
+                previous = end;
+                Ok(Entry { start, end, crc })
+            })
+            .collect()
     }
 
     /// Slots of block `block`.
@@ -1048,7 +1230,33 @@ impl LayerFile {
     ///
     /// # Errors
     /// A failed read or write.
-    pub fn copy_into(&self, out: &mut dyn Write) -> io::Result<()> {
+    /// Puts this file at `to`: as a second name of the same file where
+    /// `to` is on the same file system and this file's path still names
+    /// the file open here (layer files are never changed in place, so two
+    /// directories may share one), else as a copy. Durable either way.
+    ///
+    /// # Errors
+    /// Any I/O error.
+    pub fn link_or_copy_to(&self, to: &Path) -> io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let opened = self.file.metadata()?;
+        let same = |path: &Path| {
+            fs::symlink_metadata(path)
+                .is_ok_and(|m| m.is_file() && (m.dev(), m.ino()) == (opened.dev(), opened.ino()))
+        };
+        if same(&self.path) && fs::hard_link(&self.path, to).is_ok() {
+            if same(to) {
+                if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    File::open(dir)?.sync_all()?;
+                }
+                return Ok(());
+            }
+            fs::remove_file(to)?;
+        }
+        write_durably_with(to, |out| self.copy_into(out))
+    }
+
+    fn copy_into(&self, out: &mut dyn Write) -> io::Result<()> {
         let length = self.header.file_length();
         let mut buffer = vec![0u8; 1 << 20];
         let mut at = 0;
@@ -1091,6 +1299,39 @@ impl LayerFile {
             }
         }
         Ok(())
+    }
+}
+
+/// Level of the zstd frame a table of odds is stored in: within 1% of
+/// the smallest (level 19), at a few milliseconds a file.
+const TABLE_LEVEL: i32 = 9;
+/// Level of the zstd frames that estimate what each number of neighbours'
+/// table takes: 4% larger than [`TABLE_LEVEL`]'s, ten times as fast.
+const ESTIMATE_LEVEL: i32 = 1;
+
+/// A code's table as a file stores it, compressed at `level`.
+fn pack_table(raw: &[u8], level: i32) -> Vec<u8> {
+    zstd::bulk::compress(raw, level).expect("compressing in memory")
+}
+
+/// The most bytes a table of `raw` bytes takes compressed (zstd's own
+/// bound, rounded up).
+fn packed_bound(raw: u64) -> u64 {
+    raw + raw / 128 + 512
+}
+
+/// The table of `raw` bytes that `stored` holds compressed: never more
+/// than `raw` bytes are made, whatever `stored` holds.
+fn unpack_table(stored: &[u8], raw: u64) -> Result<Vec<u8>, BadBlock> {
+    match zstd::bulk::decompress(stored, raw as usize) {
+        Ok(table) if table.len() as u64 == raw => Ok(table),
+        Ok(table) => Err(BadBlock(format!(
+            "a code's table of {} bytes where it takes {raw}",
+            table.len()
+        ))),
+        Err(error) => Err(BadBlock(format!(
+            "a code's table that does not unpack: {error}"
+        ))),
     }
 }
 
@@ -1203,7 +1444,7 @@ pub fn write_file(
         out.write_all(MAGIC)?;
         out.write_all(&body.header.fields())?;
         out.write_all(&body.header.checksum(&body.table).to_le_bytes())?;
-        out.write_all(&[0; 4])?;
+        out.write_all(&body.header.trailer())?;
         out.write_all(&body.table)?;
         out.write_all(&body.index)?;
         for data in &body.data {
@@ -1369,10 +1610,11 @@ impl Source<'_> {
             },
         };
         let code = Code::from_frequencies(&frequencies, classes, contexts);
-        let header = Header {
+        let mut header = Header {
             data: code.data_bytes(&frequencies, counted) * blocks / counted.max(1),
             ..self.header(alphabet, tally, BlockCode::Runs { contexts }, blocks)
         };
+        header.table = header.code_bytes();
         Ok(Runs { code, header })
     }
 
@@ -1483,13 +1725,14 @@ impl Source<'_> {
         let scale = count as f64 / sampled as f64;
         let (neighbours, estimate) = (1..=all)
             .map(|n| {
-                let bytes =
-                    scale * Model::estimate_bits(&fewer(n)) / 8.0 + Model::stored_len(n) as f64;
+                let counts = fewer(n);
+                let table = pack_table(&Model::fit(n, &counts).to_bytes(), ESTIMATE_LEVEL).len();
+                let bytes = scale * Model::estimate_bits(&counts) / 8.0 + table as f64;
                 (n, bytes)
             })
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
         // The adaptation usually saves a few percent on the estimate.
-        let overhead = (HEADER_LEN + count * INDEX_ENTRY) as f64;
+        let overhead = (HEADER_LEN + Index::Grouped.bytes(count)) as f64;
         if 0.8 * estimate + overhead > beat as f64 {
             return None;
         }
@@ -1518,12 +1761,17 @@ impl Source<'_> {
             width_bits,
         };
         let header = self.header(3, self.tally, code, count);
-        Some(body(header, model.to_bytes(), coded))
+        Some(body(
+            header,
+            pack_table(&model.to_bytes(), TABLE_LEVEL),
+            coded,
+        ))
     }
 
     /// The header of the file, its data length still 0.
     fn header(&self, values: u32, tally: Tally, code: BlockCode, blocks: u64) -> Header {
         Header {
+            version: LAYER_VERSION,
             kind: self.kind,
             content: self.content,
             black: self.layer.black,
@@ -1535,32 +1783,37 @@ impl Source<'_> {
             code,
             blocks,
             data: 0,
+            // Until the blocks' lengths are known: the usual one.
+            index: Index::Grouped,
+            table: 0,
         }
     }
 }
 
 /// The body of a file from its header, its code's table and its coded
-/// chunks (`(chunk, bytes, each block's end in them)`, in any order).
+/// chunks (`(chunk, bytes, each block's end in them)`, in any order): the
+/// smaller index its blocks allow.
 fn body(mut header: Header, table: Vec<u8>, mut coded: Vec<(usize, Vec<u8>, Vec<u64>)>) -> Body {
     coded.sort_by_key(|(chunk, _, _)| *chunk);
-    let mut index = Vec::with_capacity((header.blocks * INDEX_ENTRY) as usize);
+    let mut ends = Vec::with_capacity(header.blocks as usize);
+    let mut crcs = Vec::with_capacity(header.blocks as usize);
     let mut base = 0u64;
-    for (_, data, ends) in &coded {
+    for (_, data, chunk_ends) in &coded {
         let mut start = 0u64;
-        for &end in ends {
-            index.extend_from_slice(&(base + end).to_le_bytes());
-            index.extend_from_slice(
-                &crc32fast::hash(&data[start as usize..end as usize]).to_le_bytes(),
-            );
+        for &end in chunk_ends {
+            ends.push(base + end);
+            crcs.push(crc32fast::hash(&data[start as usize..end as usize]));
             start = end;
         }
         base += data.len() as u64;
     }
     header.data = base;
+    header.index = Index::for_ends(&ends);
+    header.table = table.len() as u64;
     Body {
         header,
         table,
-        index,
+        index: header.index.write(&ends, &crcs),
         data: coded.into_iter().map(|(_, data, _)| data).collect(),
     }
 }
@@ -1594,7 +1847,7 @@ pub fn write_values(
             values,
             &positions,
             tally,
-            BLOCK_SLOTS,
+            Content::Wdl.block_slots(),
             threads,
         )?;
     }
@@ -1606,7 +1859,7 @@ pub fn write_values(
         values,
         &positions,
         tally,
-        BLOCK_SLOTS,
+        Content::Distance(metric).block_slots(),
         threads,
     )?;
     Ok(bytes)
@@ -1849,6 +2102,105 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
+    #[test]
+    fn a_grouped_index_reads_across_groups_and_format_2_files_still_read() {
+        let (kind, shape) = four();
+        let dir = scratch("groups", kind);
+        let layer = shape.layer(6, 6);
+        let positions = positions_of(&shape, &layer);
+        let (values, tally) = values_for(&layer, 20);
+        write(&dir, kind, &layer, &values, tally, 64);
+        let content = Content::Distance(Metric::Dtz);
+        let path = content.path(&dir, 6, 6);
+        let grouped = open_required(&dir, kind, content, &layer).unwrap();
+        let header = *grouped.header();
+        assert_eq!(
+            (header.version, header.index),
+            (LAYER_VERSION, Index::Grouped)
+        );
+        let blocks = header.blocks();
+        assert!(blocks > 2 * GROUP_BLOCKS, "{blocks} blocks");
+        let whole = |e: &Entry| (e.start, e.end, e.crc);
+        let all: Vec<_> = grouped
+            .entries(0, blocks)
+            .unwrap()
+            .iter()
+            .map(whole)
+            .collect();
+        for block in 0..blocks {
+            let one = grouped.entries(block, 1).unwrap();
+            assert_eq!(whole(&one[0]), all[block as usize], "block {block}");
+        }
+        let ends: Vec<u64> = all.iter().map(|e| e.1).collect();
+        let crcs: Vec<u32> = all.iter().map(|e| e.2).collect();
+        let bytes = fs::read(&path).unwrap();
+
+        // A group's start moved: named, not read into another block.
+        let mut moved = bytes.clone();
+        let second = (header.index_at() + GROUP_START + GROUP_BLOCKS * GROUPED_ENTRY) as usize;
+        moved[second] ^= 1;
+        fs::write(&path, &moved).unwrap();
+        let file = open_required(&dir, kind, content, &layer).unwrap();
+        let error = file.value(GROUP_BLOCKS * 64).unwrap_err().to_string();
+        assert!(
+            error.contains("block 64 (slots 4096 to 4159) fails its checksum"),
+            "{error}"
+        );
+        assert!(file.value(0).is_ok());
+        let error = read_values(&dir, kind, Metric::Dtz, &layer)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("block 64's index entry points outside the file"),
+            "{error}"
+        );
+
+        // The same file in format 2: a full index, version 2, its CRC
+        // over bytes 8..72 and the code only.
+        let (index_at, data_at) = (header.index_at() as usize, header.data_at() as usize);
+        let mut old = bytes[..index_at].to_vec();
+        old.extend_from_slice(&Index::Full.write(&ends, &crcs));
+        old.extend_from_slice(&bytes[data_at..]);
+        old[8..12].copy_from_slice(&2u32.to_le_bytes());
+        old[76] = 0;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&old[8..72]);
+        crc.update(&old[HEADER_LEN as usize..index_at]);
+        old[72..76].copy_from_slice(&crc.finalize().to_le_bytes());
+        fs::write(&path, &old).unwrap();
+        let file = open_required(&dir, kind, content, &layer).unwrap();
+        assert_eq!(
+            (file.header().version, file.header().index),
+            (2, Index::Full)
+        );
+        assert!(old.len() > bytes.len());
+        let (read, _) = read_values(&dir, kind, Metric::Dtz, &layer).unwrap();
+        for slot in (0..layer.slots).filter(|&s| is_set(&positions, s)) {
+            assert_eq!(read.get(slot), values.get(slot), "slot {slot}");
+        }
+        // Format 3 checks bytes 76..80 (with its CRC, and the table's
+        // length against the code's); format 2 never looked at them.
+        old[77] = 9;
+        fs::write(&path, &old).unwrap();
+        assert!(open_required(&dir, kind, content, &layer).is_ok());
+        let mut flipped = bytes.clone();
+        flipped[77] = 9;
+        fs::write(&path, &flipped).unwrap();
+        let error = open_required(&dir, kind, content, &layer).err().unwrap();
+        assert!(
+            error.to_string().contains("a code's table of 9 bytes"),
+            "{error}"
+        );
+        flipped[77] = bytes[77];
+        flipped[76] = 0;
+        fs::write(&path, &flipped).unwrap();
+        // The file's length no longer fits its index.
+        let error = open_required(&dir, kind, content, &layer).err().unwrap();
+        assert!(matches!(error, LayerError::Truncated(_)), "{error}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Win/draw/loss that changes slowly across rows and columns, as real
     /// tables do (where tiles beat runs).
     fn smooth_values(shape: &Shape, layer: &Layer) -> (Values, Tally) {
@@ -1914,6 +2266,9 @@ mod tests {
                 file.header().code
             );
             assert!(file.header().blocks() > 1);
+            // The odds are stored compressed, and read back whole.
+            assert!(file.header().packed_table());
+            assert!(file.header().table < file.header().code_bytes());
             let wdl = |slot: u64| stored(Content::Wdl, values.code(slot)).unwrap();
             let bits = read_wdl(&dir, kind, &layer).unwrap();
             let mut decoded: Option<(u64, WdlBits)> = None;
@@ -2056,6 +2411,7 @@ mod tests {
         let contexts = usize::from(bytes[22]);
         let mut crc = crc32fast::Hasher::new();
         crc.update(&bytes[8..72]);
+        crc.update(&bytes[76..80]);
         crc.update(&bytes[80..80 + (contexts * values * classes).min(bytes.len() - 80)]);
         bytes[72..76].copy_from_slice(&crc.finalize().to_le_bytes());
         fs::write(path, bytes).unwrap();
@@ -2077,6 +2433,12 @@ mod tests {
             (22, vec![1], "a code of 1 contexts"),
             (15, vec![1], "holds distances to the end, not win/draw/loss"),
             (12, vec![5], "is from 5x5"),
+            (
+                77,
+                vec![1, 0, 0],
+                "a code's table of 1 bytes where it takes",
+            ),
+            (76, vec![7], "an index of layout 7"),
         ] {
             write(&dir, kind, &layer, &values, tally, 64);
             patch_header(&path, at, &new);

@@ -315,7 +315,7 @@ fn convert_layer(
             &values,
             &positions,
             tally,
-            format::BLOCK_SLOTS,
+            content.block_slots(),
             1,
         )
         .map_err(|e| LayerError::Io(content.path(new, layer.black, layer.white), e))?;
@@ -329,7 +329,8 @@ fn convert_layer(
 /// Recodes one layer of a directory of the current format: its
 /// win/draw/loss file rewritten in the smallest code this program writes
 /// (tiles, where they are smaller than runs) and compared position by
-/// position; its distance file of `metric` copied as it is and checked.
+/// position; its distance file of `metric` linked (or copied) as it is
+/// and checked.
 fn recode_layer(
     old: &Path,
     new: &Path,
@@ -374,7 +375,7 @@ fn recode_layer(
             &values,
             &positions,
             tally,
-            format::BLOCK_SLOTS,
+            Content::Wdl.block_slots(),
             1,
         )
         .map_err(|e| LayerError::Io(Content::Wdl.path(new, layer.black, layer.white), e))?;
@@ -391,9 +392,11 @@ fn recode_layer(
             }
         }
     }
-    // Copied through a temporary name, then checked as a reader opens it.
+    // Linked (or copied through a temporary name), then checked as a
+    // reader opens it.
     let to = distance.path(new, layer.black, layer.white);
-    format::write_durably_with(&to, |out| source.copy_into(out))
+    source
+        .link_or_copy_to(&to)
         .map_err(|e| LayerError::Io(to.clone(), e))?;
     format::open_required(new, kind, distance, layer)?;
     done.new_bytes = new_bytes(new, layer, contents);

@@ -44,9 +44,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub use cache::{DEFAULT_WDL_MB, WdlReader, set_wdl_budget, wdl_budget};
 pub use dte::MAX_DTE;
 pub use format::{
-    BLOCK_SLOTS, BlockCode, CONVERT_HINT, Content, Header, Kind, LayerError, LayerFile, MANIFEST,
-    Metric, VERSION, layer_path, read_header, read_kind, read_layer, read_manifest, read_values,
-    read_values_header, write_layer, write_metric,
+    BLOCK_SLOTS, BlockCode, CONVERT_HINT, Content, Header, Index, Kind, LAYER_VERSION, LayerError,
+    LayerFile, MANIFEST, Metric, VERSION, layer_path, read_header, read_kind, read_layer,
+    read_manifest, read_values, read_values_header, write_layer, write_metric,
 };
 pub use format::{is_set, positions_of, prepare_dir, read_wdl, wdl_value, write_file};
 pub use layered::{
