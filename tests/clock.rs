@@ -1,10 +1,12 @@
 //! The time manager under a real clock: a game whose clock drains to the
 //! increment still never loses on time, as the last part of the clock is
-//! never planned for.
+//! never planned for; a race decided at the root is played at once.
 
 use std::time::Duration;
 
-use crate::common::{Engine, LONG, best_move, is_bestmove, timing};
+use crate::common::{
+    Engine, LONG, best_move, info_score, info_value, is_bestmove, is_search_info, shared, timing,
+};
 
 #[test]
 fn a_short_clock_with_increment_never_flags() {
@@ -49,5 +51,31 @@ fn a_short_clock_with_increment_never_flags() {
         moves.push(mv.to_string());
     }
     eprintln!("lowest clock after a move: {lowest:?}");
+    engine.quit();
+}
+
+/// An 8 x 8 race decided at the root (every White car north of every
+/// Black car, Black 24 moves from the end to White's 30) answers after
+/// one iteration of a few nodes, for the winner and the loser alike. With
+/// ten minutes left the soft limit is some 20 seconds, and before the
+/// rule the winner's search used it all.
+#[test]
+fn a_decided_race_is_played_at_once_under_a_clock() {
+    let _cpu = shared();
+    let mut engine = Engine::start();
+    for (side, mate) in [("b", 24), ("w", -24)] {
+        engine.send_all(&[&format!("position fen 8/8/8/8/1WWWWWW1/B7/B7/B7 {side}")]);
+        let sent = engine.send("go wtime 600000 btime 600000");
+        let (lines, at) = engine.read_until(is_bestmove, LONG);
+        let infos: Vec<&String> = lines.iter().filter(|line| is_search_info(line)).collect();
+        let last = infos.last().expect("an info line");
+        assert_eq!(infos.len(), 1, "{lines:#?}");
+        assert_eq!(info_value(last, "depth"), Some("1"), "{last}");
+        let nodes: u64 = info_value(last, "nodes").unwrap().parse().unwrap();
+        assert!(nodes < 100, "{last}");
+        assert_eq!(info_score(last), Some(("mate".to_string(), mate)), "{last}");
+        let spent = at.saturating_duration_since(sent);
+        assert!(spent < Duration::from_secs(5), "{side}: {spent:?}");
+    }
     engine.quit();
 }

@@ -619,6 +619,12 @@ impl<'a> Searcher<'a> {
     }
 
     /// Decides, after a completed iteration, whether to start another.
+    ///
+    /// A win or loss proven within the horizon stops it under any limits.
+    /// Under a time limit (not `infinite`, nor while pondering) the search
+    /// also moves at once when more search cannot change the result: one
+    /// legal move, or a win or loss proven at any distance. Else it starts
+    /// another iteration until the soft limit.
     fn should_stop_after_iteration(
         &mut self,
         depth: i32,
@@ -642,6 +648,14 @@ impl<'a> Searcher<'a> {
             return false;
         }
         if root_moves.len() == 1 && limits.time != TimeLimit::None {
+            return true;
+        }
+        // Mate scores come only from positions decided on the board, by
+        // a race (see [`race`]) or by a table's distance to the end, never
+        // from an evaluation or a null move: one beyond the horizon is as
+        // proven as one within it, and only its distance could change.
+        // (A race decided at the root shows at the first iteration.)
+        if best.abs() >= MATE_BOUND && lines == 1 && limits.time != TimeLimit::None {
             return true;
         }
         match self.budget {
@@ -1055,4 +1069,115 @@ fn partial_choice(root_moves: &[RootMove], line: usize) -> Option<usize> {
     let not_lost =
         (root_moves.iter()).position(|rm| rm.searched.is_none_or(|score| score > -MATE_BOUND));
     Some(not_lost.unwrap_or(best))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::parse_position;
+
+    /// An 8 x 8 race Black has won: every White car stands north of every
+    /// Black car, and Black needs 24 moves to White's 30. With Black to
+    /// move, a3a4 gives up the safety (the search goes on after it); with
+    /// White to move, every move loses.
+    const WON_RACE: &str = "8/8/8/8/1WWWWWW1/B7/B7/B7 b";
+    const LOST_RACE: &str = "8/8/8/8/1WWWWWW1/B7/B7/B7 w";
+
+    /// Ten minutes on the clock: a soft limit of seconds.
+    fn clock() -> TimeLimit {
+        TimeLimit::Clock {
+            remaining: Duration::from_secs(600),
+            increment: Duration::ZERO,
+            moves_to_go: None,
+        }
+    }
+
+    /// Searches `position` under `limits` (pondering if asked): the
+    /// result and the lines reported.
+    fn run(position: &str, limits: Limits, pondering: bool) -> (SearchResult, Vec<Info>) {
+        let request = Request {
+            position: parse_position(position).unwrap(),
+            history: Vec::new(),
+            limits,
+            settings: Settings::default(),
+            tablebase: TableUse::default(),
+        };
+        let signals = Signals::default();
+        signals.pondering.store(pondering, Ordering::Release);
+        let mut tables = Tables::new(16);
+        let mut infos = Vec::new();
+        let result = search(&request, &mut tables, &signals, &mut |info| {
+            infos.push(info)
+        });
+        (result, infos)
+    }
+
+    #[test]
+    fn a_decided_race_is_played_after_one_iteration_under_a_clock() {
+        for (position, won) in [(WON_RACE, true), (LOST_RACE, false)] {
+            let limits = Limits {
+                time: clock(),
+                ..Limits::default()
+            };
+            let (result, infos) = run(position, limits, false);
+            let depths: Vec<i32> = infos.iter().map(|info| info.depth).collect();
+            assert_eq!(depths, [1], "{position}");
+            assert!(result.nodes < 100, "{position}: {} nodes", result.nodes);
+            assert_eq!(
+                result.score >= MATE_BOUND,
+                won,
+                "{position}: {}",
+                result.score
+            );
+            assert_eq!(
+                result.score <= -MATE_BOUND,
+                !won,
+                "{position}: {}",
+                result.score
+            );
+            // The winner's move keeps the race won.
+            let after = parse_position(position)
+                .unwrap()
+                .play(result.best_move.unwrap());
+            let race = race::decided_race(&after, 0);
+            assert!(
+                race.is_some_and(|score| (score < 0) == won),
+                "{position}: {race:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_decided_race_is_searched_on_without_a_clock_or_while_pondering() {
+        let deepest = |limits, pondering| {
+            let (_, infos) = run(WON_RACE, limits, pondering);
+            infos.last().map_or(0, |info| info.depth)
+        };
+        assert_eq!(deepest(depth(6), false), 6);
+        let nodes = Limits {
+            nodes: Some(20_000),
+            ..Limits::default()
+        };
+        assert!(deepest(nodes.clone(), false) > 3);
+        // `go infinite` and pondering, with a clock given too.
+        let infinite = Limits {
+            time: clock(),
+            infinite: true,
+            ..nodes.clone()
+        };
+        assert!(deepest(infinite, false) > 3);
+        let ponder = Limits {
+            time: clock(),
+            ..nodes
+        };
+        assert!(deepest(ponder, true) > 3);
+    }
+
+    /// Limits of `d` plies.
+    fn depth(d: u32) -> Limits {
+        Limits {
+            depth: Some(d),
+            ..Limits::default()
+        }
+    }
 }
