@@ -721,7 +721,11 @@ impl Header {
     fn trailer(&self) -> [u8; 4] {
         match self.version {
             2 => [0; 4],
-            _ => (u32::from(self.index.code()) | (self.table as u32) << 8).to_le_bytes(),
+            _ => {
+                // At most 256 KiB of odds, or 51,200 code lengths.
+                debug_assert!(self.table < 1 << 24, "a table of {} bytes", self.table);
+                (u32::from(self.index.code()) | (self.table as u32) << 8).to_le_bytes()
+            }
         }
     }
 
@@ -938,6 +942,9 @@ impl LayerFile {
     /// to lie inside the data and to be no longer than its block can need.
     fn entries(&self, first: u64, count: u64) -> Result<Vec<Entry>, LayerError> {
         let h = &self.header;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
         let read = |from: u64, length: u64| {
             let mut bytes = vec![0u8; length as usize];
             self.file
