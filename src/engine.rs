@@ -251,6 +251,10 @@ struct Engine<W: Write> {
     /// may depend on them (`solve` on a table being loaded), and answering
     /// it before the `readyok` it follows would break the order.
     held: VecDeque<Result<Command, ParseError>>,
+    /// A `stop` was sent to the task that still runs: input waits for its
+    /// end, as after a table job, so that a `go` right after `stop` starts
+    /// a search instead of finding the old one still winding down.
+    stopping: bool,
     /// Drawn from for each search's `Skill Level` errors; seeded from the
     /// clock and the process id, so no two sessions play alike.
     seed: u64,
@@ -286,6 +290,7 @@ impl<W: Write> Engine<W> {
             table_jobs: 0,
             loads: 0,
             held: VecDeque::new(),
+            stopping: false,
             quitting: false,
             seed: first_seed(),
         }
@@ -306,10 +311,14 @@ impl<W: Write> Engine<W> {
                         self.dispatch(Ok(Command::Quit))?;
                     }
                 },
-                recv(self.events) -> event => match event {
-                    Ok(event) => self.handle_event(event)?,
-                    Err(_) => self.search_thread_lost()?,
-                },
+                recv(self.events) -> event => {
+                    match event {
+                        Ok(event) => self.handle_event(event)?,
+                        Err(_) => self.search_thread_lost()?,
+                    }
+                    // A task stopped may have ended: what waited for it.
+                    self.answer_held()?;
+                }
                 recv(self.loaded) -> done => {
                     if let Ok(done) = done {
                         self.loader_done(done)?;
@@ -374,14 +383,15 @@ impl<W: Write> Engine<W> {
         self.dispatch(parse(line))
     }
 
-    /// Answers a parsed line now, or holds it while table work is pending.
+    /// Answers a parsed line now, or holds it while table work is pending
+    /// or a stopped task winds down.
     fn dispatch(&mut self, parsed: Result<Command, ParseError>) -> io::Result<()> {
-        if !self.tables_busy() && self.held.is_empty() {
+        if !self.tables_busy() && !self.winding_down() && self.held.is_empty() {
             return self.answer(parsed);
         }
-        // Table work is pending: what concerns the running task acts at
-        // once (so `stop` and `quit` stay prompt); everything else waits
-        // its turn.
+        // Table work is pending, or a stopped task not yet done: what
+        // concerns the running task acts at once (so `stop` and `quit`
+        // stay prompt); everything else waits its turn.
         match parsed {
             Ok(Command::Stop) if self.task.is_some() => {
                 self.stop()?;
@@ -413,10 +423,19 @@ impl<W: Write> Engine<W> {
         }
     }
 
-    /// Answers held input, in order, while no table job is pending (and,
-    /// for an `isready`, no table build).
+    /// Whether a task that was sent `stop` still runs (once it has ended,
+    /// the mark is cleared).
+    fn winding_down(&mut self) -> bool {
+        if self.task.is_none() {
+            self.stopping = false;
+        }
+        self.stopping
+    }
+
+    /// Answers held input, in order, while no table job is pending and no
+    /// stopped task winds down (and, for an `isready`, no table build).
     fn answer_held(&mut self) -> io::Result<()> {
-        while !self.tables_busy() && !self.quitting {
+        while !self.tables_busy() && !self.winding_down() && !self.quitting {
             if self.builds.busy() && matches!(self.held.front(), Some(Ok(Command::IsReady))) {
                 break;
             }
@@ -846,6 +865,7 @@ impl<W: Write> Engine<W> {
 
     fn stop(&mut self) -> io::Result<()> {
         self.shared.signals.stop.store(true, Ordering::SeqCst);
+        self.stopping = self.task.is_some();
         if let Some(Task::Search { hold, .. }) = &mut self.task {
             *hold = false;
             return self.release_if_ready();

@@ -174,6 +174,51 @@ fn stop_ends_an_infinite_search_within_20ms_100_times() {
 }
 
 /// Fails naming every round whose latency exceeded `bound`.
+#[test]
+fn a_go_sent_right_after_stop_starts_a_new_search_whatever_was_running() {
+    // A GUI need not wait for the `bestmove` (or the bench's report)
+    // that `stop` brings before its next `position` and `go`: they wait
+    // for the stopped task to end, then run. Before, the `go` was refused
+    // as "a search is running" and its `bestmove` never came.
+    let _cpu = shared();
+    let mut engine = Engine::start();
+    engine.send_all(&["uci", "setoption name Threads value 2"]);
+    for running in [
+        "go infinite",
+        "go ponder movetime 100000",
+        "bench 30",
+        "go perft 9",
+    ] {
+        engine.send("position startpos");
+        engine.send(running);
+        engine.send("stop");
+        engine.send("position startpos moves a2a1");
+        engine.send("go movetime 50");
+        let (lines, _) = engine.read_until(|l| l.starts_with("bestmove"), LONG);
+        let errors: Vec<_> = lines.iter().filter(|l| l.contains("error")).collect();
+        assert!(errors.is_empty(), "{running}: {errors:?}");
+        if running.starts_with("go") && !running.contains("perft") {
+            // The stopped search's own `bestmove` first, then the new one's.
+            let (more, _) = engine.read_until(|l| l.starts_with("bestmove"), LONG);
+            assert!(
+                more.iter().all(|l| !l.contains("error")),
+                "{running}: {more:?}"
+            );
+        }
+        // Nothing else owed, and the engine idle: a new `go` runs.
+        assert!(
+            engine.sync().iter().all(|l| !l.starts_with("bestmove")),
+            "{running}"
+        );
+        engine.send("go depth 1");
+        let (lines, _) = engine.read_until(|l| l.starts_with("bestmove"), LONG);
+        assert!(
+            lines.iter().all(|l| !l.contains("error")),
+            "{running}: {lines:?}"
+        );
+    }
+}
+
 fn assert_all_within(latencies: &[Duration], bound: Duration, what: &str) {
     let slow: Vec<String> = latencies
         .iter()
