@@ -404,9 +404,12 @@ impl<W: Write> Engine<W> {
             Ok(Command::PonderHit) if self.is_pondering() => self.ponder_hit(),
             Ok(Command::Quit) => {
                 // Stop what runs now; quit once the held input is answered.
+                // The stopped task is not waited for (`quit` has its own
+                // bound on that): only table work holds the input still.
                 self.stop()?;
+                self.stopping = false;
                 self.held.push_back(Ok(Command::Quit));
-                Ok(())
+                self.answer_held()
             }
             parsed => {
                 self.held.push_back(parsed);
