@@ -215,9 +215,13 @@ fn collect(args: &Args) -> Result<Data, String> {
                 threads: args.threads,
             };
             let source = data.sources.len();
+            // Endgame tables (fewer cars than a side starts with) label the
+            // games' positions they cover; whole-board tables cover all.
+            let whole = kind.max_cars as usize + 1 >= n;
             let mut positions: Vec<Position> = sample::self_play(&plan, &|| {})?
                 .into_iter()
                 .filter(|p| p.count_moves() > 0)
+                .filter(|p| whole || tables.shape().locate(p).is_some())
                 .collect();
             // Layer by layer, so that each layer's file is read once (the
             // 6 x 6 tables hold far more than memory does).

@@ -667,7 +667,7 @@ impl Header {
         if let BlockCode::Runs { .. } = code {
             header.blocks = slots.div_ceil(block_slots);
         }
-        if version == 2 {
+        if !header.has_trailer() {
             header.table = header.code_bytes();
         }
         Ok((header, u32_at(72)))
@@ -716,28 +716,32 @@ impl Header {
         self.data_at() + self.data
     }
 
+    /// Whether the header uses bytes 76..80 (format 3 on; zero and
+    /// unchecked in format 2).
+    fn has_trailer(&self) -> bool {
+        self.version > 2
+    }
+
     /// Bytes 76..80: in format 3, the index's layout and the table's
     /// length.
     fn trailer(&self) -> [u8; 4] {
-        match self.version {
-            2 => [0; 4],
-            _ => {
-                // At most 256 KiB of odds, or 51,200 code lengths.
-                debug_assert!(self.table < 1 << 24, "a table of {} bytes", self.table);
-                (u32::from(self.index.code()) | (self.table as u32) << 8).to_le_bytes()
-            }
+        if !self.has_trailer() {
+            return [0; 4];
         }
+        // At most 256 KiB of odds, or 51,200 code lengths.
+        debug_assert!(self.table < 1 << 24, "a table of {} bytes", self.table);
+        (u32::from(self.index.code()) | (self.table as u32) << 8).to_le_bytes()
     }
 
     /// Whether the code's table is stored compressed.
     fn packed_table(&self) -> bool {
-        self.version > 2 && matches!(self.code, BlockCode::Tiles { .. })
+        self.has_trailer() && matches!(self.code, BlockCode::Tiles { .. })
     }
 
     fn checksum(&self, table: &[u8]) -> u32 {
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&self.fields());
-        if self.version > 2 {
+        if self.has_trailer() {
             hasher.update(&self.trailer());
         }
         hasher.update(table);
