@@ -2,7 +2,8 @@
 //! `Evaluation net`): fits their weights to the solved results of
 //! positions drawn from layered tables, checks them on positions held out
 //! of the fit, and writes them to `src/eval/weights.rs` (learned) or
-//! `src/eval/net_weights.rs` (net, with `--hidden N`).
+//! `src/eval/net_weights.rs` (net, with `--hidden N`; with `--bound-lead`
+//! too, `src/eval/net_large_weights.rs`, the fit for 7 x 7 and 8 x 8).
 //!
 //! ```text
 //! cargo run --release --example tune -- \
@@ -107,13 +108,24 @@ struct Args {
     #[arg(long, value_name = "TEXT")]
     held_out: Vec<String>,
     /// An experiment: feed the network the raw features, not the scaled
-    /// ones the engine computes (`dodgem::eval::net::inputs`); such a fit
+    /// ones the engine computes (`dodgem::eval::net::Network::inputs`); such a fit
     /// cannot be written.
     #[arg(long)]
     raw_inputs: bool,
     /// L2 penalty on the network's weights.
     #[arg(long, default_value_t = 1e-5)]
     net_l2: f64,
+    /// Keep the linear weight of every feature whose name contains this
+    /// text at 0 (such as `moves to go`: the race then enters the linear
+    /// part only as the race lead, whose meaning does not change with the
+    /// board).
+    #[arg(long, value_name = "TEXT")]
+    no_linear: Vec<String>,
+    /// Bound the race lead as the network for 7 x 7 and 8 x 8 does
+    /// (`net::LEAD_BOUND`), in the linear part and the network alike:
+    /// the fit for `src/eval/net_large_weights.rs`.
+    #[arg(long)]
+    bound_lead: bool,
     /// Threads for the walks and the games.
     #[arg(long, default_value_t = 2)]
     threads: usize,
@@ -307,7 +319,7 @@ fn read_data(path: &Path) -> Result<Data, String> {
 /// patterns (ours below `P`, theirs from `P`).
 struct Example {
     z: [f32; F],
-    /// The network's inputs (`dodgem::eval::net::inputs`), standardised.
+    /// The network's inputs (`dodgem::eval::net::Network::inputs`), standardised.
     x: [f32; F],
     patterns: Vec<u16>,
     y: u8,
@@ -515,6 +527,20 @@ fn fit(
     let all_steps = (args.epochs * steps_per_epoch).max(1);
     let mut step: i32 = 0;
     let mut activations = vec![0.0; hidden];
+    // Linear weights held at 0 (only for the features' model, not the
+    // race comparison's single input).
+    let frozen: Vec<usize> = if inputs == F {
+        (0..F)
+            .filter(|&k| {
+                let name = learned::feature_name(k);
+                args.no_linear
+                    .iter()
+                    .any(|text| name.contains(text.as_str()))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     for _ in 0..args.epochs {
         for i in (1..order.len()).rev() {
             order.swap(i, rng.below(i + 1));
@@ -569,6 +595,9 @@ fn fit(
                 for (g, value) in grad[range.clone()].iter_mut().zip(&model.params[range]) {
                     *g += l2 * share * value;
                 }
+            }
+            for &k in &frozen {
+                grad[k] = 0.0;
             }
             for k in 0..total {
                 if grad[k] == 0.0 && m[k] == 0.0 {
@@ -685,6 +714,13 @@ fn main() -> Result<(), String> {
         .iter()
         .map(|name| args.held_out.iter().any(|t| name.contains(t.as_str())))
         .collect();
+    // Whose inputs the fit takes: the bounded race lead of the network
+    // for 7 x 7 and 8 x 8, or the unbounded one of the small boards'.
+    let shape = if args.bound_lead {
+        &net::LARGE
+    } else {
+        &net::SMALL
+    };
     let mut per_source = vec![0usize; sources];
     let mut raw = Vec::with_capacity(data.records.len());
     for r in &data.records {
@@ -694,10 +730,13 @@ fn main() -> Result<(), String> {
             per_source[r.source] += 1;
         }
         let (features, patterns) = learned::analyse(&r.position);
+        // The large boards' network reads its features bounded, in the
+        // linear part too (`net::Network::bounded`).
+        let features = shape.bounded(features);
         let inputs = if args.raw_inputs {
             features.map(|f| f as f32)
         } else {
-            net::inputs(&features, r.position.size())
+            shape.inputs(&features, r.position.size())
         };
         let mut list: Vec<u16> = patterns.ours().to_vec();
         list.extend(patterns.theirs().iter().map(|&p| p + P as u16));
@@ -858,7 +897,7 @@ fn main() -> Result<(), String> {
 }
 
 /// The network's part of the weights file: the hidden units' weights on
-/// the engine's scaled features, `net::inputs` (the standardisation
+/// the engine's scaled features, `Network::inputs` (the standardisation
 /// folded in; a row per feature, a column per unit, the order the engine
 /// adds them in) and their biases, and the output weights in evaluation
 /// units.
@@ -885,7 +924,7 @@ fn network_text(model: &Model, mean: &[f64; F], deviation: &[f64; F]) -> String 
     let mut text = format!(
         "/// Hidden units of the network.\n\
          pub const HIDDEN: usize = {h};\n\
-         /// The hidden units' weights on each scaled feature (`net::inputs`; a row per feature,\n\
+         /// The hidden units' weights on each scaled feature (`Network::inputs`; a row per feature,\n\
          /// in the order of `learned::feature_name`; a column per unit).\n\
          #[rustfmt::skip]\n\
          pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; {F}] = [\n"

@@ -236,14 +236,15 @@ mod tests {
     fn each_evaluation_reads_its_scores_on_its_own_curve() {
         use Evaluation::*;
         assert_eq!(Curve::of(Auto, 6), Curve::net(6));
-        assert_eq!(Curve::of(Auto, 7), Curve::LEARNED);
+        assert_eq!(Curve::of(Auto, 8), Curve::net(8));
         assert_eq!(Curve::of(Learned, 5), Curve::LEARNED);
+        assert_eq!(Curve::of(Learned, 7), Curve::LEARNED);
         assert_eq!(Curve::of(Net, 8), Curve::net(8));
         assert_eq!(Curve::of(Race, 5), Curve::net(5));
         // The same score means other chances on the two evaluations' scales.
         let position = Position::start(7);
         let net = Wdl::from_score(300, &position, Curve::of(Net, 7));
-        let learned = Wdl::from_score(300, &position, Curve::of(Auto, 7));
+        let learned = Wdl::from_score(300, &position, Curve::of(Learned, 7));
         assert_ne!(learned, net);
     }
 

@@ -376,10 +376,19 @@ fn pattern_sum(weights: &Weights, patterns: &Patterns) -> i32 {
 /// to move's bonus: they add up to the linear model's score.
 pub fn contributions(weights: &Weights, position: &Position) -> Vec<(String, i32)> {
     let (f, patterns) = analyse(position);
+    contributions_of(weights, &f, &patterns)
+}
+
+/// [`contributions`] of these features and patterns.
+pub fn contributions_of(
+    weights: &Weights,
+    f: &[i32; FEATURES],
+    patterns: &Patterns,
+) -> Vec<(String, i32)> {
     let mut out: Vec<(String, i32)> = (0..FEATURES)
         .map(|i| (feature_name(i), weights.features[i] * f[i]))
         .collect();
-    out.push(("car patterns".into(), pattern_sum(weights, &patterns)));
+    out.push(("car patterns".into(), pattern_sum(weights, patterns)));
     out.push(("side to move".into(), weights.bias));
     out
 }

@@ -2099,7 +2099,7 @@ pub static THEIR_PATTERNS: [i16; 16384] = [
 ];
 /// Hidden units of the network.
 pub const HIDDEN: usize = 32;
-/// The hidden units' weights on each scaled feature (`net::inputs`; a row per feature,
+/// The hidden units' weights on each scaled feature (`Network::inputs`; a row per feature,
 /// in the order of `learned::feature_name`; a column per unit).
 #[rustfmt::skip]
 pub static HIDDEN_WEIGHTS: [[f32; HIDDEN]; 29] = [
