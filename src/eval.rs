@@ -21,12 +21,10 @@
 //!   size, weighted by a fit to solved results ([`learned`]).
 //! - [`Evaluation::Net`]: the same model with a small neural network
 //!   over its features added, fitted together ([`net`]).
-//! - [`Evaluation::Auto`] (the default): `net` on the boards it was fitted
-//!   on (up to [`NET_MAX_SIZE`]: every board, since a fit of its own for
-//!   7 x 7 and 8 x 8 took endgame positions of those boards and bounded
-//!   its race lead), `learned` on larger ones. A network does not
-//!   extrapolate: the fit on boards up to 6 x 6 only misjudged the
-//!   longer races of 7 x 7 and 8 x 8 (docs/strength.md).
+//! - [`Evaluation::Auto`] (the default): the strongest of them, today
+//!   `net` on every board. The name stays what GUIs and scripts set,
+//!   whichever function it stands for (it stood for `learned` on 7 x 7
+//!   and 8 x 8 until `net` had a fit of its own there: docs/strength.md).
 
 pub mod learned;
 pub mod net;
@@ -47,14 +45,10 @@ pub enum Evaluation {
     Learned,
     /// The learned model with a small network added (see [`net`]).
     Net,
-    /// `Net` up to [`NET_MAX_SIZE`], `Learned` on larger boards.
+    /// The strongest of the others: `Net`.
     #[default]
     Auto,
 }
-
-/// The largest board `net` was fitted on (with endgame positions), and
-/// so the largest on which [`Evaluation::Auto`] uses it.
-pub const NET_MAX_SIZE: usize = 8;
 
 impl Evaluation {
     pub const ALL: [Evaluation; 5] = [
@@ -76,12 +70,11 @@ impl Evaluation {
         }
     }
 
-    /// The function this choice evaluates positions of a board of `size`
-    /// with: itself, but for [`Evaluation::Auto`].
-    pub const fn on_board(self, size: usize) -> Evaluation {
+    /// The function this choice evaluates positions with: itself, but
+    /// for [`Evaluation::Auto`].
+    pub const fn resolved(self) -> Evaluation {
         match self {
-            Evaluation::Auto if size <= NET_MAX_SIZE => Evaluation::Net,
-            Evaluation::Auto => Evaluation::Learned,
+            Evaluation::Auto => Evaluation::Net,
             other => other,
         }
     }
@@ -130,12 +123,12 @@ pub fn evaluate(position: &Position, kind: Evaluation) -> i32 {
     fn sum(terms: &[Term]) -> i32 {
         terms.iter().map(Term::total).sum()
     }
-    match kind.on_board(position.size()) {
+    match kind.resolved() {
         Evaluation::Learned => from_white(position, learned::evaluate(position)),
         Evaluation::Net => from_white(position, net::evaluate(position)),
         Evaluation::Textbook => sum(&textbook_terms(position)),
         Evaluation::Race => sum(&race_terms(position)),
-        Evaluation::Auto => unreachable!("resolved by on_board"),
+        Evaluation::Auto => unreachable!("resolved by Evaluation::resolved"),
     }
 }
 
@@ -151,7 +144,7 @@ fn from_white(position: &Position, score: i32) -> i32 {
 /// The evaluation from the point of view of the side to move (what a
 /// negamax search wants).
 pub fn evaluate_for_side_to_move(position: &Position, kind: Evaluation) -> i32 {
-    match kind.on_board(position.size()) {
+    match kind.resolved() {
         Evaluation::Learned => learned::evaluate(position),
         Evaluation::Net => net::evaluate(position),
         _ => from_white(position, evaluate(position, kind)),
@@ -160,7 +153,7 @@ pub fn evaluate_for_side_to_move(position: &Position, kind: Evaluation) -> i32 {
 
 /// The evaluation split into its terms (the `eval` command prints these).
 pub fn terms(position: &Position, kind: Evaluation) -> Vec<Term> {
-    match kind.on_board(position.size()) {
+    match kind.resolved() {
         Evaluation::Textbook => textbook_terms(position).to_vec(),
         Evaluation::Race => race_terms(position).to_vec(),
         Evaluation::Learned => learned_terms(
@@ -168,7 +161,7 @@ pub fn terms(position: &Position, kind: Evaluation) -> Vec<Term> {
             learned::contributions(&learned::LEARNED, position),
         ),
         Evaluation::Net => learned_terms(position, net::contributions(position)),
-        Evaluation::Auto => unreachable!("resolved by on_board"),
+        Evaluation::Auto => unreachable!("resolved by Evaluation::resolved"),
     }
 }
 
@@ -329,25 +322,20 @@ mod tests {
     }
 
     #[test]
-    fn auto_is_net_up_to_its_largest_board_and_learned_beyond() {
+    fn auto_is_net_on_every_board() {
+        assert_eq!(Evaluation::Auto.resolved(), Evaluation::Net);
+        for other in Evaluation::ALL
+            .into_iter()
+            .filter(|&e| e != Evaluation::Auto)
+        {
+            assert_eq!(other.resolved(), other);
+        }
         for size in 3..=8 {
-            let expected = if size <= NET_MAX_SIZE {
-                Evaluation::Net
-            } else {
-                Evaluation::Learned
-            };
-            assert_eq!(Evaluation::Auto.on_board(size), expected, "{size}");
             let start = Position::start(size);
             assert_eq!(
                 evaluate(&start, Evaluation::Auto),
-                evaluate(&start, expected)
+                evaluate(&start, Evaluation::Net)
             );
-            for other in Evaluation::ALL
-                .into_iter()
-                .filter(|&e| e != Evaluation::Auto)
-            {
-                assert_eq!(other.on_board(size), other);
-            }
         }
         assert_eq!(Evaluation::default(), Evaluation::Auto);
         assert_eq!(Evaluation::from_name("AUTO"), Some(Evaluation::Auto));

@@ -101,10 +101,10 @@ impl Curve {
     };
 
     /// The curve for the scores a search with `evaluation` gives on a
-    /// board of `size` (`auto` as [`Evaluation::on_board`] resolves it).
+    /// board of `size` (`auto` as [`Evaluation::resolved`] resolves it).
     /// `race` and `textbook` have no fit of their own and take `net`'s.
     pub fn of(evaluation: Evaluation, size: usize) -> Curve {
-        match evaluation.on_board(size) {
+        match evaluation.resolved() {
             Evaluation::Learned => Curve::LEARNED,
             _ => Curve::net(size),
         }

@@ -99,9 +99,9 @@ pub fn eval_lines(position: &Position, kind: Evaluation) -> Vec<String> {
     let mut lines = vec![
         format!(
             "Evaluation: {} (from White's point of view: positive is good for White)",
-            match kind.on_board(position.size()) {
+            match kind.resolved() {
                 used if used == kind => kind.name().to_string(),
-                used => format!("{} ({} on this board)", kind.name(), used.name()),
+                used => format!("{} (that is {})", kind.name(), used.name()),
             }
         ),
         row("Term", &"White", &"Black", &"Total"),

@@ -325,12 +325,11 @@ impl<'a> Searcher<'a> {
         keys.push(request.position.key());
         let root_index = keys.len() - 1;
         let pondering = signals.pondering.load(Ordering::Acquire);
-        let position = &request.position;
         Searcher {
             request,
             rules: request.settings.rules,
             // Resolved once here rather than at every node.
-            evaluation: request.settings.evaluation.on_board(position.size()),
+            evaluation: request.settings.evaluation.resolved(),
             start: Instant::now(),
             clock_start: Instant::now(),
             budget: request.budget(),
