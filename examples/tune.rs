@@ -716,7 +716,7 @@ fn main() -> Result<(), String> {
         .collect();
     // Whose inputs the fit takes: the bounded race lead of the network
     // for 7 x 7 and 8 x 8, or the unbounded one of the small boards'.
-    let shape = if args.bound_lead {
+    let network = if args.bound_lead {
         &net::LARGE
     } else {
         &net::SMALL
@@ -732,11 +732,11 @@ fn main() -> Result<(), String> {
         let (features, patterns) = learned::analyse(&r.position);
         // The large boards' network reads its features bounded, in the
         // linear part too (`net::Network::bounded`).
-        let features = shape.bounded(features);
+        let features = network.bounded(features);
         let inputs = if args.raw_inputs {
             features.map(|f| f as f32)
         } else {
-            shape.inputs(&features, r.position.size())
+            network.inputs(&features, r.position.size())
         };
         let mut list: Vec<u16> = patterns.ours().to_vec();
         list.extend(patterns.theirs().iter().map(|&p| p + P as u16));
