@@ -47,7 +47,7 @@ use dodgem::{Position, notation};
 struct Args {
     /// Directories of layered 5 x 5 tables (`dodgem solve --size 5 --out`),
     /// one per rule.
-    #[arg(long = "tables", required_unless_present = "load")]
+    #[arg(long = "tables", required_unless_present_any = ["load", "games_pgn"])]
     tables: Vec<std::path::PathBuf>,
     /// Layered tables of another board to score the curves on (not fitted).
     #[arg(long = "check")]
@@ -69,6 +69,16 @@ struct Args {
     /// games, the other half held out), not only score the curves there.
     #[arg(long)]
     fit_checks: bool,
+    /// Game records with scores (`dodgem match --pgn FILE`): every
+    /// position a move was scored in, its true result taken to be the
+    /// game's. A check set of its own (fitted with --fit-checks, odd
+    /// games held out), for boards no table reaches.
+    #[arg(long = "games-pgn")]
+    games_pgn: Vec<std::path::PathBuf>,
+    /// Fit and score the knot curves only (the logistic families take
+    /// minutes on many positions).
+    #[arg(long)]
+    knots_only: bool,
 }
 
 /// A position's true result for the side to move.
@@ -86,6 +96,9 @@ struct Sample {
     score: f64,
     truth: Truth,
     held_out: bool,
+    /// Which game of its set it comes from (positions of one game share
+    /// its outcome).
+    game: u32,
 }
 
 impl Sample {
@@ -112,11 +125,12 @@ impl Sample {
     /// One line of a samples file: position, score, truth, held out.
     fn line(&self) -> String {
         format!(
-            "{}|{}|{:?}|{}",
+            "{}|{}|{:?}|{}|{}",
             notation::format_position(&self.position),
             self.score,
             self.truth,
-            self.held_out
+            self.held_out,
+            self.game
         )
     }
 
@@ -131,11 +145,14 @@ impl Sample {
             _ => return None,
         };
         let held_out = fields.next()?.parse().ok()?;
+        // Files written before games were numbered have no fifth field.
+        let game = fields.next().map_or(Some(0), |g| g.parse().ok())?;
         Some(Sample {
             position,
             score,
             truth,
             held_out,
+            game,
         })
     }
 }
@@ -218,6 +235,12 @@ impl Family {
         // 3 x 3 has no drawn position: no draw band there (as in src/wdl.rs).
         let x = if s.position.size() == 3 { 0.0 } else { x };
         (big_a * x, big_b * y)
+    }
+
+    /// The win and loss chances of `s` with constants `(A, B)`.
+    fn chances(self, constants: (f64, f64), s: &Sample) -> (f64, f64) {
+        let (a, b) = self.curve(constants, s);
+        chances(s.score, a, b)
     }
 }
 
@@ -321,6 +344,7 @@ fn sample(
                         score: f64::from(score),
                         truth,
                         held_out: game_number % 2 == 1,
+                        game: game_number as u32,
                     });
                 }
             }
@@ -345,9 +369,8 @@ fn sample(
     samples
 }
 
-/// The curve's probability of `truth` at `score`.
-fn probability(score: f64, truth: Truth, (a, b): (f64, f64)) -> f64 {
-    let (win, loss) = chances(score, a, b);
+/// The probability of `truth` given the win and loss chances.
+fn probability(truth: Truth, (win, loss): (f64, f64)) -> f64 {
     let p = match truth {
         Truth::Win => win,
         Truth::Loss => loss,
@@ -356,14 +379,14 @@ fn probability(score: f64, truth: Truth, (a, b): (f64, f64)) -> f64 {
     p.clamp(1e-6, 1.0)
 }
 
-/// A curve for each sample.
+/// A prediction for each sample: its win and loss chances.
 type Curve<'a> = &'a dyn Fn(&Sample) -> (f64, f64);
 
 /// Mean log loss (nats per position) of `curve` on `samples`.
 fn log_loss(samples: &[&Sample], curve: Curve) -> f64 {
     let total: f64 = samples
         .iter()
-        .map(|s| -probability(s.score, s.truth, curve(s)).ln())
+        .map(|s| -probability(s.truth, curve(s)).ln())
         .sum();
     total / samples.len() as f64
 }
@@ -392,7 +415,7 @@ fn fit(samples: &[&Sample], family: Family) -> (f64, f64) {
         while a <= a_range.1 + step_a / 2.0 {
             let mut b = b_range.0;
             while b <= b_range.1 + step_b / 2.0 {
-                let loss = log_loss(samples, &|s| family.curve((a, b), s));
+                let loss = log_loss(samples, &|s| family.chances((a, b), s));
                 if loss < best_loss {
                     best_loss = loss;
                     best = (a, b);
@@ -432,8 +455,7 @@ fn hit_rate(test: &[&Sample], curve: Curve) -> f64 {
     let hits = test
         .iter()
         .filter(|s| {
-            let p =
-                [Truth::Win, Truth::Draw, Truth::Loss].map(|t| probability(s.score, t, curve(s)));
+            let p = [Truth::Win, Truth::Draw, Truth::Loss].map(|t| probability(t, curve(s)));
             let guess = (0..3).max_by(|&i, &j| p[i].total_cmp(&p[j])).unwrap_or(1);
             guess == index(s.truth)
         })
@@ -452,14 +474,24 @@ fn constant(train: &[&Sample], test: &[&Sample]) -> (f64, f64) {
     (loss, 100.0 * hits as f64 / test.len() as f64)
 }
 
+/// Positions from game records (`--games-pgn`) are numbered from here
+/// on, a million games a file; below it are sampled positions labelled
+/// by tables.
+const FIRST_RECORD_GAME: u32 = 1_000_000;
+
+/// Score ranges of a calibration table.
+const BUCKETS: [f64; 10] = [
+    -1e9, -300.0, -150.0, -75.0, -25.0, 25.0, 75.0, 150.0, 300.0, 1e9,
+];
+
 /// A calibration table: by score, the mean predicted chances against the
-/// observed results.
+/// observed results, the games the positions come from, and the largest
+/// gap in percentage points between a predicted and an observed share.
 fn calibration(test: &[&Sample], curve: Curve) {
-    println!("    score range       n   predicted W/D/L %   observed W/D/L %");
-    let edges = [
-        -1e9, -300.0, -150.0, -75.0, -25.0, 25.0, 75.0, 150.0, 300.0, 1e9,
-    ];
-    for pair in edges.windows(2) {
+    println!(
+        "    score range       n  games   predicted W/D/L %   observed W/D/L %   gap  chance (95%)"
+    );
+    for pair in BUCKETS.windows(2) {
         let bin: Vec<&&Sample> = test
             .iter()
             .filter(|s| s.score >= pair[0] && s.score < pair[1])
@@ -471,13 +503,40 @@ fn calibration(test: &[&Sample], curve: Curve) {
         let mut predicted = [0.0; 3];
         let mut observed = [0.0; 3];
         for s in &bin {
-            let (a, b) = curve(s);
-            let (w, l) = chances(s.score, a, b);
+            let (w, l) = curve(s);
             predicted[0] += w / n;
             predicted[1] += (1.0 - w - l) / n;
             predicted[2] += l / n;
             observed[index(s.truth)] += 1.0 / n;
         }
+        let mut games: Vec<u32> = bin.iter().map(|s| s.game).collect();
+        games.sort_unstable();
+        games.dedup();
+        let gap = (0..3)
+            .map(|i| 100.0 * (predicted[i] - observed[i]).abs())
+            .fold(0.0, f64::max);
+        // How far the observed shares could be from the truth by chance
+        // (95%, the largest of the three): positions of one game share its
+        // outcome, so a game counts as one draw of chance, not each of its
+        // positions (a table's positions are each their own).
+        let mut clusters: std::collections::HashMap<(u32, usize), [f64; 3]> = Default::default();
+        for (i, s) in bin.iter().enumerate() {
+            let key = if s.game >= FIRST_RECORD_GAME {
+                (s.game, 0)
+            } else {
+                (0, i)
+            };
+            clusters.entry(key).or_default()[index(s.truth)] += 1.0;
+        }
+        let margin = (0..3)
+            .map(|k| {
+                let spread: f64 = clusters
+                    .values()
+                    .map(|c| (c[k] - observed[k] * (c[0] + c[1] + c[2])).powi(2))
+                    .sum();
+                196.0 * spread.sqrt() / n
+            })
+            .fold(0.0, f64::max);
         let pct = |p: [f64; 3]| {
             format!(
                 "{:>3.0} {:>3.0} {:>3.0}",
@@ -488,12 +547,82 @@ fn calibration(test: &[&Sample], curve: Curve) {
         };
         let range = format!("[{}, {})", pair[0].max(-9999.0), pair[1].min(9999.0));
         println!(
-            "    {range:<14} {:>5}   {}         {}",
+            "    {range:<14} {:>5}  {:>5}   {}         {}        {gap:>4.1}  {margin:>4.1}",
             bin.len(),
+            games.len(),
             pct(predicted),
             pct(observed)
         );
     }
+}
+
+/// Scores a knot curve is read at (symmetric about 0). A score of
+/// exactly 0 has a knot of its own: it is mostly a draw the search found
+/// (a repetition), which a lead of a few units is not.
+const KNOT_SCORES: [i32; 19] = [
+    -1000, -600, -400, -300, -200, -150, -100, -50, -1, 0, 1, 50, 100, 150, 200, 300, 400, 600,
+    1000,
+];
+
+/// A knot curve (`wdl::Knots`) fitted to `train`: a sample's win is a win
+/// at its score and its loss a win at minus its score (the side to move's
+/// score means the same for either colour); each knot takes the share of
+/// wins near it, weighted by how close each score is (linearly, to the
+/// next knot either way), and the shares are then made to rise with the
+/// score (pooling adjacent knots that do not, weighted by their data).
+fn fit_knots(train: &[&Sample]) -> Vec<(i32, f64)> {
+    let knots = KNOT_SCORES.map(f64::from);
+    let last = knots.len() - 1;
+    let mut weight = [0.0; KNOT_SCORES.len()];
+    let mut wins = [0.0; KNOT_SCORES.len()];
+    let mut add = |x: f64, y: f64| {
+        let right = knots.partition_point(|&k| k <= x).clamp(1, last);
+        let t = ((x - knots[right - 1]) / (knots[right] - knots[right - 1])).clamp(0.0, 1.0);
+        for (k, w) in [(right - 1, 1.0 - t), (right, t)] {
+            weight[k] += w;
+            wins[k] += w * y;
+        }
+    };
+    for s in train {
+        add(s.score, f64::from(u8::from(s.truth == Truth::Win)));
+        add(-s.score, f64::from(u8::from(s.truth == Truth::Loss)));
+    }
+    // Pool adjacent violators: blocks of (wins, weight, knots).
+    let mut blocks: Vec<(f64, f64, usize)> = Vec::new();
+    for k in 0..=last {
+        blocks.push((wins[k], weight[k], 1));
+        while blocks.len() > 1 {
+            let (w1, n1, c1) = blocks[blocks.len() - 1];
+            let (w0, n0, c0) = blocks[blocks.len() - 2];
+            let falls = n0 > 0.0 && n1 > 0.0 && w1 / n1 < w0 / n0;
+            if !(falls || n1 == 0.0) {
+                break;
+            }
+            blocks.pop();
+            let merged = blocks.last_mut().expect("two blocks");
+            *merged = (w0 + w1, n0 + n1, c0 + c1);
+        }
+    }
+    let mut shares = Vec::new();
+    for (w, n, count) in blocks {
+        shares.extend(std::iter::repeat_n(
+            if n > 0.0 { w / n } else { f64::NAN },
+            count,
+        ));
+    }
+    // A leading block without data takes the first share there is.
+    let first = shares.iter().copied().find(|p| !p.is_nan()).unwrap_or(0.0);
+    KNOT_SCORES
+        .iter()
+        .zip(shares)
+        .map(|(&k, p)| (k, if p.is_nan() { first } else { p }))
+        .collect()
+}
+
+/// The win and loss chances of a knot curve at `score`, as `src/wdl.rs`
+/// reads them.
+fn knot_chances(points: &[(i32, f64)], score: f64) -> (f64, f64) {
+    wdl::Knots { points }.chances(score)
 }
 
 /// The samples of the board of `size`.
@@ -508,7 +637,7 @@ fn on<'a>(samples: &[&'a Sample], size: usize) -> Vec<&'a Sample> {
 /// The engine's curve for a sample: the one for the default evaluation
 /// (which scored the samples) on its board.
 fn engine_curve(s: &Sample) -> (f64, f64) {
-    wdl::Curve::of(Settings::default().evaluation, s.position.size()).at(&s.position)
+    wdl::Curve::of(Settings::default().evaluation, s.position.size()).chances(s.score, &s.position)
 }
 
 /// Samples the positions to fit on (3 x 3 to 5 x 5) and to check on.
@@ -550,6 +679,59 @@ fn sample_all(args: &Args, rng: &mut Rng) -> (Vec<Sample>, Vec<(String, Vec<Samp
         checks.push((name, samples));
     }
     (fitted_on, checks)
+}
+
+/// The positions of the game records in `path` whose move has a `cp`
+/// score in its comment (the mover's), with the game's result as their
+/// truth; positions of odd-numbered games are held out. Games that ended
+/// otherwise than by the rules (on time, by a fault, by a move limit) are
+/// left out.
+fn sample_records(path: &std::path::Path) -> Result<Vec<Sample>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let games =
+        dodgem::referee::read_games(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut samples = Vec::new();
+    for (number, record) in games.iter().enumerate() {
+        // A game lost on time or by a fault says nothing of its positions.
+        if record
+            .tag("Termination")
+            .is_some_and(|t| !["all cars off", "blocked", "threefold repetition"].contains(&t))
+        {
+            continue;
+        }
+        let winner = match record.result.as_deref() {
+            Some("1-0") => Some(Color::White),
+            Some("0-1") => Some(Color::Black),
+            Some("1/2-1/2") => None,
+            _ => continue,
+        };
+        let mut game = Game::new(*record.game.start());
+        for (&mv, comment) in record.game.moves().iter().zip(&record.comments) {
+            let position = *game.position();
+            let score = comment
+                .as_deref()
+                .and_then(|c| c.strip_prefix("cp "))
+                .and_then(|c| c.split(['/', ' ']).next())
+                .and_then(|cp| cp.parse::<i32>().ok())
+                .filter(|cp| cp.abs() < TABLE_WIN_BOUND);
+            if let Some(score) = score {
+                let truth = match winner {
+                    None => Truth::Draw,
+                    Some(color) if color == position.side_to_move() => Truth::Win,
+                    Some(_) => Truth::Loss,
+                };
+                samples.push(Sample {
+                    position,
+                    score: f64::from(score),
+                    truth,
+                    held_out: number % 2 == 1,
+                    game: number as u32,
+                });
+            }
+            game.play(mv);
+        }
+    }
+    Ok(samples)
 }
 
 /// Writes the samples: a line `# <name>` before each set of check
@@ -595,6 +777,8 @@ fn main() {
     let mut rng = Rng(0x5EED_F17D ^ args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let (fitted_on, checks) = match &args.load {
         Some(path) => load(path),
+        // Game records alone: nothing to sample.
+        None if args.tables.is_empty() && args.check.is_empty() => (Vec::new(), Vec::new()),
         None => {
             let sampled = sample_all(&args, &mut rng);
             if let Some(path) = &args.save {
@@ -604,6 +788,18 @@ fn main() {
         }
     };
     let (mut fitted_on, mut checks) = (fitted_on, checks);
+    for (file, path) in args.games_pgn.iter().enumerate() {
+        let mut samples = sample_records(path).unwrap_or_else(|e| panic!("{e}"));
+        // Games of different files are different games.
+        for sample in &mut samples {
+            sample.game += FIRST_RECORD_GAME * (file as u32 + 1);
+        }
+        let Some(size) = samples.first().map(|s| s.position.size()) else {
+            eprintln!("{}: no scored move", path.display());
+            continue;
+        };
+        checks.push((format!("{size}x{size} games ({})", path.display()), samples));
+    }
     if args.fit_checks {
         fitted_on.extend(checks.drain(..).flat_map(|(_, samples)| samples));
     }
@@ -628,7 +824,8 @@ fn main() {
         held_out.len()
     );
     let mut results = Vec::new();
-    for family in Family::ALL {
+    let families: &[Family] = if args.knots_only { &[] } else { &Family::ALL };
+    for &family in families {
         let constants: Vec<(usize, (f64, f64))> = match family {
             Family::PerBoard | Family::CarShareEach(_) => sizes
                 .iter()
@@ -644,7 +841,7 @@ fn main() {
                 .iter()
                 .find(|(n, _)| *n == s.position.size())
                 .map_or(constants[constants.len() - 1].1, |&(_, c)| c);
-            family.curve(per, s)
+            family.chances(per, s)
         };
         results.push((family, constants.clone()));
         println!("{family:?}: constants (A, B) {constants:.3?}");
@@ -707,10 +904,64 @@ fn main() {
         calibration(&test, &engine_curve);
     }
     if let Some((_, constants)) = results.iter().find(|(f, _)| *f == ENGINE_FAMILY) {
+        println!("the refitted curve ({ENGINE_FAMILY:?}), held out:");
+        let refitted = |s: &Sample| {
+            let per = constants
+                .iter()
+                .find(|(n, _)| *n == s.position.size())
+                .map_or(constants[constants.len() - 1].1, |&(_, c)| c);
+            ENGINE_FAMILY.chances(per, s)
+        };
+        for &n in &sizes {
+            let test = on(&held_out, n);
+            if !test.is_empty() {
+                println!("  {n}x{n}: {} held out", test.len());
+                calibration(&test, &refitted);
+            }
+        }
         for (n, (a, b)) in constants {
             println!(
                 "constants for src/wdl.rs ({ENGINE_FAMILY:?}), {n} x {n}: A = {a:.3}, B = {b:.3}"
             );
         }
+    }
+    println!("knot curves (wdl::Knots) fitted on each board alone, held out:");
+    for &n in &sizes {
+        let test = on(&held_out, n);
+        if test.is_empty() || n == 3 {
+            continue;
+        }
+        let points = fit_knots(&on(&train, n));
+        let curve = |s: &Sample| knot_chances(&points, s.score);
+        let base = constant(&on(&train, n), &test);
+        println!(
+            "  {n}x{n}: {} held out: {:.3} ({:.1}%), constant {:.3} ({:.1}%)",
+            test.len(),
+            log_loss(&test, &curve),
+            hit_rate(&test, &curve),
+            base.0,
+            base.1
+        );
+        calibration(&test, &curve);
+    }
+    // What goes into the engine: each board's knots fitted on all its
+    // positions, held out or not, once the held-out ones have shown how
+    // well the fit carries over.
+    println!("knot curves fitted on all positions (for src/wdl.rs):");
+    for &n in sizes.iter().filter(|&&n| n > 3) {
+        let all: Vec<&Sample> = fitted_on
+            .iter()
+            .filter(|s| s.position.size() == n)
+            .collect();
+        let points = fit_knots(&all);
+        let table: Vec<String> = points
+            .iter()
+            .map(|(k, p)| format!("({k}, {p:.4})"))
+            .collect();
+        println!(
+            "const KNOTS_{n}: [(i32, f64); {}] = [{}];",
+            points.len(),
+            table.join(", ")
+        );
     }
 }

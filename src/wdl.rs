@@ -4,26 +4,34 @@
 //!
 //! A position a solved table decides, or a forced result the search has
 //! proved (a `mate` score, a layered-table win or loss), is exact: 1000, 0,
-//! 0 and so on. Any other score is mapped to chances by a logistic curve
-//! for each outcome,
+//! 0 and so on. Any other score `s` (evaluation units) is mapped to
+//! chances by a [`Curve`] fitted for the evaluation's scores on the board
+//! ([`Curve::of`]):
 //!
-//! ```text
-//! win  = 1 / (1 + exp((a - s) / b))
-//! loss = 1 / (1 + exp((a + s) / b))
-//! draw = 1 - win - loss
-//! ```
+//! - `net` (the default) on 4 x 4 to 8 x 8: a table of the win chance at
+//!   17 scores from -1000 to 1000, linear between them ([`Knots`]); the
+//!   loss chance at `s` is the win chance at `-s`. On 4 x 4 to 6 x 6 the
+//!   tables are fitted to the true values of positions solved tables know;
+//!   on 7 x 7 and 8 x 8, where no table reaches the middle game, to the
+//!   outcomes of the engine's games against itself at 1+0.01, so there
+//!   they say how such a game ends, not what perfect play would give.
+//! - `learned`, and 3 x 3: a logistic curve for each outcome ([`Logistic`]),
 //!
-//! where `s` is the score in evaluation units, `a` (>= 0) is how far ahead
-//! a side must be before a win is as likely as not, and `b` how quickly the
-//! chances change with the score. `a` grows with the cars both sides
-//! still have, `b` with how far the race has to go ([`Curve::at`]); their
-//! constants were fitted for each evaluation's scores ([`Curve::of`]), by
-//! maximum likelihood, to the true results of positions whose values
-//! solved tables know (4 x 4 to 6 x 6 for `net`, each board on its own;
-//! 4 x 4 and 5 x 5 for `learned`), against the score a search gives them.
-//! `examples/fitwdl.rs` does the fitting and prints the constants below;
-//! docs/wdl.md says how well the curve predicts positions it was not
-//! fitted on.
+//!   ```text
+//!   win  = 1 / (1 + exp((a - s) / b))
+//!   loss = 1 / (1 + exp((a + s) / b))
+//!   draw = 1 - win - loss
+//!   ```
+//!
+//!   where `a` (>= 0) is how far ahead a side must be before a win is as
+//!   likely as not (it grows with the cars both sides still have) and `b`
+//!   how quickly the chances change with the score (it grows with how far
+//!   the race has to go), fitted by maximum likelihood.
+//!
+//! `examples/fitwdl.rs` does the fitting and prints the tables and
+//! constants below; docs/wdl.md shows, board by board, the predicted
+//! chances against the observed results of positions it was not fitted
+//! on.
 //!
 //! ```
 //! use dodgem::Position;
@@ -49,23 +57,71 @@ pub struct Wdl {
     pub loss: u32,
 }
 
-/// The curve's constants for one evaluation's scores: `a = A * w`, where
-/// `w` measures how many cars both sides still have on the board
-/// ([`Width`]), and `b = B * sqrt(race)`, where `race` is the number of
-/// moves both sides still need to drive their cars off (on an empty
-/// road). Draws come from cars holding each other up, which takes cars of
-/// both sides: with many of them a lead must be large to win, with few a
-/// small one decides, and a long race is less certain than a short one.
-/// 3 x 3 has no drawn position, so there `a` is 0. `A` (`a_scale`) and
-/// `B` (`b_scale`, per square root of a move) are in evaluation units.
+/// How a score becomes win and loss chances for one evaluation's scores
+/// on one board.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Curve {
+pub enum Curve {
+    /// A logistic curve whose width follows the position ([`Logistic`]):
+    /// fitted to the true values of positions solved tables know.
+    Logistic(Logistic),
+    /// Chances read off a table of scores ([`Knots`]): fitted to the
+    /// outcomes of games, on boards no table reaches.
+    Knots(&'static Knots<'static>),
+}
+
+/// The logistic curve's constants: `a = A * w`, where `w` measures how
+/// many cars both sides still have on the board ([`Width`]), and `b = B *
+/// sqrt(race)`, where `race` is the number of moves both sides still need
+/// to drive their cars off (on an empty road). Draws come from cars
+/// holding each other up, which takes cars of both sides: with many of
+/// them a lead must be large to win, with few a small one decides, and a
+/// long race is less certain than a short one. 3 x 3 has no drawn
+/// position, so there `a` is 0. `A` (`a_scale`) and `B` (`b_scale`, per
+/// square root of a move) are in evaluation units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Logistic {
     pub width: Width,
     pub a_scale: f64,
     pub b_scale: f64,
 }
 
-/// How the curve's `a` grows with the cars on the board.
+/// The win chance at a few scores, rising, linear between them and flat
+/// beyond the first and the last; the loss chance at `s` is the win
+/// chance at `-s` (the side to move's score means the same for either
+/// colour). Where the outcome of a game hardly follows the score over a
+/// wide middle and then suddenly does (a race the evaluation sees won),
+/// no logistic curve fits both; a table does.
+#[derive(Debug, PartialEq)]
+pub struct Knots<'a> {
+    /// `(score, win chance)`, scores rising and symmetric about 0.
+    pub points: &'a [(i32, f64)],
+}
+
+impl Knots<'_> {
+    /// The win chance at score `s`.
+    pub fn win(&self, s: f64) -> f64 {
+        let points = self.points;
+        let (first, last) = (points[0], points[points.len() - 1]);
+        if s <= f64::from(first.0) {
+            return first.1;
+        }
+        if s >= f64::from(last.0) {
+            return last.1;
+        }
+        let right = points.partition_point(|&(score, _)| f64::from(score) <= s);
+        let ((x0, y0), (x1, y1)) = (points[right - 1], points[right]);
+        let t = (s - f64::from(x0)) / f64::from(x1 - x0);
+        y0 + t * (y1 - y0)
+    }
+
+    /// The win and loss chances at score `s` (summing to at most 1).
+    pub fn chances(&self, s: f64) -> (f64, f64) {
+        let win = self.win(s);
+        (win, self.win(-s).min(1.0 - win))
+    }
+}
+
+/// How the logistic curve's `a` grows with the cars on the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Width {
     /// The product of the two sides' cars on the board.
@@ -75,30 +131,154 @@ pub enum Width {
     CarShare,
 }
 
+// `net`'s knots (`examples/fitwdl.rs --knots-only` prints them): 4 x 4
+// and 5 x 5 from positions of games between random levels under both
+// rules, 6 x 6 from `textbook` ones, each labelled by the solved tables;
+// 7 x 7 and 8 x 8 from 800 games each of the engine against itself at
+// 1+0.01, labelled by how they ended (docs/wdl.md). A score of exactly 0,
+// mostly a draw the search found, has a knot of its own.
+static NET_4: Knots<'static> = Knots {
+    points: &[
+        (-1000, 0.0000),
+        (-600, 0.0000),
+        (-400, 0.0000),
+        (-300, 0.0000),
+        (-200, 0.0000),
+        (-150, 0.0012),
+        (-100, 0.0059),
+        (-50, 0.0304),
+        (-1, 0.0304),
+        (0, 0.0304),
+        (1, 0.0922),
+        (50, 0.0922),
+        (100, 0.0922),
+        (150, 0.1536),
+        (200, 0.2551),
+        (300, 0.3743),
+        (400, 0.8431),
+        (600, 0.9821),
+        (1000, 1.0000),
+    ],
+};
+static NET_5: Knots<'static> = Knots {
+    points: &[
+        (-1000, 0.0000),
+        (-600, 0.0000),
+        (-400, 0.0028),
+        (-300, 0.0028),
+        (-200, 0.0033),
+        (-150, 0.0040),
+        (-100, 0.0066),
+        (-50, 0.0101),
+        (-1, 0.0101),
+        (0, 0.0285),
+        (1, 0.0285),
+        (50, 0.0285),
+        (100, 0.0285),
+        (150, 0.0496),
+        (200, 0.0750),
+        (300, 0.2202),
+        (400, 0.5959),
+        (600, 0.8974),
+        (1000, 0.9969),
+    ],
+};
+static NET_6: Knots<'static> = Knots {
+    points: &[
+        (-1000, 0.0000),
+        (-600, 0.0000),
+        (-400, 0.0019),
+        (-300, 0.0019),
+        (-200, 0.0033),
+        (-150, 0.0063),
+        (-100, 0.0063),
+        (-50, 0.0063),
+        (-1, 0.0063),
+        (0, 0.0086),
+        (1, 0.0086),
+        (50, 0.0157),
+        (100, 0.0439),
+        (150, 0.1225),
+        (200, 0.2299),
+        (300, 0.4146),
+        (400, 0.7687),
+        (600, 0.9570),
+        (1000, 0.9986),
+    ],
+};
+static NET_7: Knots<'static> = Knots {
+    points: &[
+        (-1000, 0.0002),
+        (-600, 0.0031),
+        (-400, 0.0168),
+        (-300, 0.0548),
+        (-200, 0.0944),
+        (-150, 0.1434),
+        (-100, 0.1888),
+        (-50, 0.2008),
+        (-1, 0.2008),
+        (0, 0.2008),
+        (1, 0.2280),
+        (50, 0.2347),
+        (100, 0.2377),
+        (150, 0.2536),
+        (200, 0.2926),
+        (300, 0.3692),
+        (400, 0.6258),
+        (600, 0.9499),
+        (1000, 0.9991),
+    ],
+};
+static NET_8: Knots<'static> = Knots {
+    points: &[
+        (-1000, 0.0000),
+        (-600, 0.0011),
+        (-400, 0.0247),
+        (-300, 0.1219),
+        (-200, 0.1795),
+        (-150, 0.2092),
+        (-100, 0.2103),
+        (-50, 0.2103),
+        (-1, 0.2103),
+        (0, 0.2103),
+        (1, 0.2302),
+        (50, 0.2385),
+        (100, 0.2500),
+        (150, 0.2500),
+        (200, 0.2864),
+        (300, 0.4005),
+        (400, 0.6761),
+        (600, 0.9456),
+        (1000, 0.9980),
+    ],
+};
+
 impl Curve {
-    /// Fitted to `net`'s scores on each board from 4 x 4 to 6 x 6 alone
-    /// (see the module docs); 3 x 3 (where `a` is 0) takes 4 x 4's `B`,
-    /// 7 x 7 and 8 x 8 (no tables to fit on) 6 x 6's.
+    /// `net`'s curve on a board of `size`: knots fitted on each board from
+    /// 4 x 4 up alone (see the module docs); on 3 x 3, which has no draw,
+    /// a logistic curve (`a` is 0 there).
     pub fn net(size: usize) -> Curve {
-        let (a_scale, b_scale) = match size {
-            0..=4 => (310.279, 19.934),
-            5 => (417.480, 18.501),
-            _ => (373.056, 13.318),
-        };
-        Curve {
-            width: Width::CarShare,
-            a_scale,
-            b_scale,
+        match size {
+            0..=3 => Curve::Logistic(Logistic {
+                width: Width::CarShare,
+                a_scale: 0.0,
+                b_scale: 19.934,
+            }),
+            4 => Curve::Knots(&NET_4),
+            5 => Curve::Knots(&NET_5),
+            6 => Curve::Knots(&NET_6),
+            7 => Curve::Knots(&NET_7),
+            _ => Curve::Knots(&NET_8),
         }
     }
 
     /// Fitted to `learned`'s scores on 4 x 4 and 5 x 5, the same way, when
     /// it was the default (its weights have not changed since).
-    pub const LEARNED: Curve = Curve {
+    pub const LEARNED: Curve = Curve::Logistic(Logistic {
         width: Width::CarPairs,
         a_scale: 15.98,
         b_scale: 14.31,
-    };
+    });
 
     /// The curve for the scores a search with `evaluation` gives on a
     /// board of `size` (`auto` as [`Evaluation::resolved`] resolves it).
@@ -110,6 +290,20 @@ impl Curve {
         }
     }
 
+    /// The win and loss chances (each in 0..=1, summing to at most 1) of
+    /// score `s` in `position`.
+    pub fn chances(self, s: f64, position: &Position) -> (f64, f64) {
+        match self {
+            Curve::Logistic(logistic) => {
+                let (a, b) = logistic.at(position);
+                chances(s, a, b)
+            }
+            Curve::Knots(knots) => knots.chances(s),
+        }
+    }
+}
+
+impl Logistic {
     /// The curve's `(a, b)` for `position`.
     pub fn at(self, position: &Position) -> (f64, f64) {
         let race = moves_to_go(position, Color::Black) + moves_to_go(position, Color::White);
@@ -148,10 +342,8 @@ impl Wdl {
     /// The chances of a search score for `position` (internal units, side
     /// to move's view): exact for a proven result, else from `curve`.
     pub fn from_score(score: i32, position: &Position, curve: Curve) -> Wdl {
-        Wdl::proven(score).unwrap_or_else(|| {
-            let (a, b) = curve.at(position);
-            Wdl::from_chances(chances(f64::from(score), a, b))
-        })
+        Wdl::proven(score)
+            .unwrap_or_else(|| Wdl::from_chances(curve.chances(f64::from(score), position)))
     }
 
     /// The exact chances of a proven result (a mate score, or a win or loss
@@ -187,7 +379,8 @@ impl fmt::Display for Wdl {
     }
 }
 
-/// The curve: win and loss chances of score `s` with constants `a`, `b`.
+/// The logistic curve: win and loss chances of score `s` with constants
+/// `a`, `b`.
 pub fn chances(s: f64, a: f64, b: f64) -> (f64, f64) {
     let logistic = |x: f64| 1.0 / (1.0 + (-x).exp());
     (logistic((s - a) / b), logistic((-s - a) / b))
@@ -207,7 +400,7 @@ mod tests {
             "7B/8/8/8/8/8/8/W7 b",
         ];
         for position in positions.map(|p| crate::notation::parse_position(p).unwrap()) {
-            for curve in [Curve::net(5), Curve::LEARNED] {
+            for curve in [Curve::net(5), Curve::net(7), Curve::net(8), Curve::LEARNED] {
                 let mut last_win = 0;
                 for score in (-3000..=3000).step_by(7) {
                     let wdl = Wdl::from_score(score, &position, curve);
@@ -246,6 +439,26 @@ mod tests {
         let net = Wdl::from_score(300, &position, Curve::of(Net, 7));
         let learned = Wdl::from_score(300, &position, Curve::of(Learned, 7));
         assert_ne!(learned, net);
+    }
+
+    #[test]
+    fn knots_are_read_linearly_between_and_flat_beyond() {
+        let knots = Knots {
+            points: &[(-100, 0.0), (0, 0.2), (100, 0.6)],
+        };
+        assert_eq!(knots.win(-500.0), 0.0);
+        assert_eq!(knots.win(0.0), 0.2);
+        assert!((knots.win(50.0) - 0.4).abs() < 1e-12);
+        assert!((knots.win(-25.0) - 0.15).abs() < 1e-12);
+        assert_eq!(knots.win(700.0), 0.6);
+        // The loss at 50 is the win at -50; the two never exceed 1.
+        let (win, loss) = knots.chances(50.0);
+        assert!((win - 0.4).abs() < 1e-12 && (loss - 0.1).abs() < 1e-12);
+        let greedy = Knots {
+            points: &[(-10, 0.7), (10, 0.7)],
+        };
+        let (win, loss) = greedy.chances(0.0);
+        assert!(win == 0.7 && (loss - 0.3).abs() < 1e-12);
     }
 
     #[test]

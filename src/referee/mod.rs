@@ -35,6 +35,7 @@ pub(crate) mod stats;
 /// The seeded generator of the random openings, for tools that want the
 /// same kind of randomness (the examples).
 pub use openings::SplitMix64;
+pub use pgn::{ReadGame, RecordError, read_game, read_games};
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -196,6 +196,10 @@ pub struct ReadGame {
     /// The result token (`1-0`, `0-1`, `1/2-1/2`, `*`), if the record has
     /// one.
     pub result: Option<String>,
+    /// For each move, the first comment after it (before the next move),
+    /// if any: what `dodgem match` writes there is the mover's score,
+    /// depth and time (`cp 38/4 0.153s`).
+    pub comments: Vec<Option<String>>,
 }
 
 impl ReadGame {
@@ -228,7 +232,7 @@ impl std::error::Error for RecordError {}
 #[derive(Debug)]
 enum Token {
     Tag(String, String),
-    Comment,
+    Comment(String),
     Number,
     Result(String),
     Move(String),
@@ -277,15 +281,20 @@ fn tokens(text: &str) -> Result<Vec<(usize, Token)>, RecordError> {
             }
             '{' => {
                 let start = line;
+                chars.next();
+                let mut comment = String::new();
                 loop {
                     match chars.next() {
                         Some((_, '}')) => break,
-                        Some((_, '\n')) => line += 1,
-                        Some(_) => {}
+                        Some((_, '\n')) => {
+                            line += 1;
+                            comment.push(' ');
+                        }
+                        Some((_, c)) => comment.push(c),
                         None => return error(start, "a comment `{` that is never closed".into()),
                     }
                 }
-                out.push((start, Token::Comment));
+                out.push((start, Token::Comment(comment.trim().to_string())));
             }
             ';' => {
                 while chars.peek().is_some_and(|&(_, c)| c != '\n') {
@@ -370,6 +379,7 @@ pub fn read_game(text: &str) -> Result<ReadGame, RecordError> {
     }
     let mut tags = Vec::new();
     let mut moves: Vec<(usize, String)> = Vec::new();
+    let mut comments: Vec<Option<String>> = Vec::new();
     let mut result = None;
     for (line, token) in tokens {
         if result.is_some() {
@@ -386,9 +396,17 @@ pub fn read_game(text: &str) -> Result<ReadGame, RecordError> {
                     message: format!("tag {} after the moves", quote_text(&name)),
                 });
             }
-            Token::Comment | Token::Number => {}
+            Token::Comment(text) => {
+                if let Some(last @ None) = comments.last_mut() {
+                    *last = Some(text);
+                }
+            }
+            Token::Number => {}
             Token::Result(token) => result = Some(token),
-            Token::Move(mv) => moves.push((line, mv)),
+            Token::Move(mv) => {
+                moves.push((line, mv));
+                comments.push(None);
+            }
         }
     }
     let find = |name: &str| tags.iter().find(|(_, n, _)| n == name);
@@ -455,7 +473,41 @@ pub fn read_game(text: &str) -> Result<ReadGame, RecordError> {
         rules,
         game,
         result,
+        comments,
     })
+}
+
+/// Reads every game of a file of records, one after the other (as
+/// `dodgem match --pgn` writes them): a game starts at a tag line after
+/// the moves of the one before.
+///
+/// # Errors
+/// The first game that [`read_game`] refuses, its line counted from the
+/// start of the file.
+pub fn read_games(text: &str) -> Result<Vec<ReadGame>, RecordError> {
+    let mut games = Vec::new();
+    let (mut start, mut first_line, mut moves_seen) = (0, 1, false);
+    let read = |from: usize, to: usize, first_line: usize| {
+        read_game(&text[from..to]).map_err(|error| RecordError {
+            line: error.line + first_line - 1,
+            message: error.message,
+        })
+    };
+    let mut at = 0;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('[') && moves_seen {
+            games.push(read(start, at, first_line)?);
+            (start, first_line, moves_seen) = (at, number + 1, false);
+        } else if !trimmed.is_empty() && !trimmed.starts_with('[') && !trimmed.starts_with(';') {
+            moves_seen = true;
+        }
+        at += line.len();
+    }
+    if !text[start..].trim().is_empty() {
+        games.push(read(start, text.len(), first_line)?);
+    }
+    Ok(games)
 }
 
 #[cfg(test)]
@@ -566,15 +618,45 @@ mod tests {
             read.game.position_command(),
             "position fen B2/B2/1WW b moves a3b3 b1b2 a2a1"
         );
+        // Each move's own comment: its score, depth and time; the closing
+        // comment after the last move's is not the move's.
+        assert_eq!(
+            read.comments,
+            [
+                Some("cp 38/4 0.153s".to_string()),
+                Some("mate -9/4 0.020s".to_string()),
+                Some("0.001s".to_string())
+            ]
+        );
         // White first, numbers glued to moves, `;` comments, no result.
         let text = "[FEN \"1B1/BW1/2W w\"]\n[Rules \"classic\"]\n; a note\n1...c1c2 {x\ny} 2.b3c3";
         let read = read_game(text).unwrap();
         assert_eq!(read.rules, Rules::Classic);
         assert_eq!(read.game.moves().len(), 2);
         assert_eq!(read.result, None);
+        assert_eq!(read.comments, [Some("x y".to_string()), None]);
         // The BoardSize start when there is no FEN.
         let read = read_game("[BoardSize \"4\"] 1. a4b4 *").unwrap();
         assert_eq!(format_position(read.game.start()), "B3/B3/B3/1WWW b");
+    }
+
+    #[test]
+    fn a_file_of_records_reads_game_by_game() {
+        let one = format_game(&header("test"), &three_moves());
+        let text = format!("{one}{one}");
+        let games = read_games(&text).unwrap();
+        assert_eq!(games.len(), 2);
+        assert!(
+            games
+                .iter()
+                .all(|g| g.game.moves().len() == 3 && g.comments.len() == 3)
+        );
+        assert!(read_games("").unwrap().is_empty());
+        // A bad second game is named by its line in the file.
+        let lines = one.lines().count();
+        let bad = format!("{one}[BoardSize \"3\"]\n1. a1a1 *\n");
+        let error = read_games(&bad).unwrap_err();
+        assert_eq!(error.line, lines + 2, "{error}");
     }
 
     #[test]
