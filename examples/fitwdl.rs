@@ -625,6 +625,20 @@ fn knot_chances(points: &[(i32, f64)], score: f64) -> (f64, f64) {
     wdl::Knots { points }.chances(score)
 }
 
+/// One board's held-out score: log loss and hit rate of `curve` on
+/// `test`, and of the constant prediction `train` gives.
+fn held_out_line(n: usize, train: &[&Sample], test: &[&Sample], curve: Curve) {
+    let base = constant(train, test);
+    println!(
+        "  {n}x{n}: {} held out: {:.3} ({:.1}%), constant {:.3} ({:.1}%)",
+        test.len(),
+        log_loss(test, curve),
+        hit_rate(test, curve),
+        base.0,
+        base.1
+    );
+}
+
 /// The samples of the board of `size`.
 fn on<'a>(samples: &[&'a Sample], size: usize) -> Vec<&'a Sample> {
     samples
@@ -850,15 +864,7 @@ fn main() {
             if test.is_empty() {
                 continue;
             }
-            let base = constant(&on(&train, n), &test);
-            println!(
-                "  {n}x{n}: {} held out: {:.3} ({:.1}%), constant {:.3} ({:.1}%)",
-                test.len(),
-                log_loss(&test, &curve_of),
-                hit_rate(&test, &curve_of),
-                base.0,
-                base.1
-            );
+            held_out_line(n, &on(&train, n), &test, &curve_of);
         }
         for (name, samples) in &checks {
             let test: Vec<&Sample> = samples.iter().collect();
@@ -933,15 +939,7 @@ fn main() {
         }
         let points = fit_knots(&on(&train, n));
         let curve = |s: &Sample| knot_chances(&points, s.score);
-        let base = constant(&on(&train, n), &test);
-        println!(
-            "  {n}x{n}: {} held out: {:.3} ({:.1}%), constant {:.3} ({:.1}%)",
-            test.len(),
-            log_loss(&test, &curve),
-            hit_rate(&test, &curve),
-            base.0,
-            base.1
-        );
+        held_out_line(n, &on(&train, n), &test, &curve);
         calibration(&test, &curve);
     }
     // What goes into the engine: each board's knots fitted on all its
