@@ -639,6 +639,15 @@ fn held_out_line(n: usize, train: &[&Sample], test: &[&Sample], curve: Curve) {
     );
 }
 
+/// A family's constants for the board of `s`, from those fitted per
+/// board (the largest board's where `s`'s has none).
+fn constants_for(constants: &[(usize, (f64, f64))], s: &Sample) -> (f64, f64) {
+    constants
+        .iter()
+        .find(|(n, _)| *n == s.position.size())
+        .map_or(constants[constants.len() - 1].1, |&(_, c)| c)
+}
+
 /// The samples of the board of `size`.
 fn on<'a>(samples: &[&'a Sample], size: usize) -> Vec<&'a Sample> {
     samples
@@ -850,13 +859,7 @@ fn main() {
                 sizes.iter().map(|&n| (n, all)).collect()
             }
         };
-        let curve_of = |s: &Sample| {
-            let per = constants
-                .iter()
-                .find(|(n, _)| *n == s.position.size())
-                .map_or(constants[constants.len() - 1].1, |&(_, c)| c);
-            family.chances(per, s)
-        };
+        let curve_of = |s: &Sample| family.chances(constants_for(&constants, s), s);
         results.push((family, constants.clone()));
         println!("{family:?}: constants (A, B) {constants:.3?}");
         for &n in &sizes {
@@ -911,13 +914,7 @@ fn main() {
     }
     if let Some((_, constants)) = results.iter().find(|(f, _)| *f == ENGINE_FAMILY) {
         println!("the refitted curve ({ENGINE_FAMILY:?}), held out:");
-        let refitted = |s: &Sample| {
-            let per = constants
-                .iter()
-                .find(|(n, _)| *n == s.position.size())
-                .map_or(constants[constants.len() - 1].1, |&(_, c)| c);
-            ENGINE_FAMILY.chances(per, s)
-        };
+        let refitted = |s: &Sample| ENGINE_FAMILY.chances(constants_for(constants, s), s);
         for &n in &sizes {
             let test = on(&held_out, n);
             if !test.is_empty() {
