@@ -36,6 +36,7 @@
 //! mini-batches. The evaluation is `s` less the middle of the cut points,
 //! times [`SCALE`]: 0 is the middle of the draw band.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -70,6 +71,12 @@ struct Args {
     /// Nodes a move in the self-play games.
     #[arg(long, default_value_t = 5_000)]
     game_nodes: u64,
+    /// Random plies from the start before each self-play game (a game is
+    /// the same whenever its opening is, so this bounds how many distinct
+    /// games a board has: on 6 x 6 4 plies give about 36,000 positions
+    /// however many games are asked for).
+    #[arg(long, default_value_t = 4)]
+    opening_plies: u32,
     /// Seed for the samples, the held-out split, the games and the fit.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -79,6 +86,12 @@ struct Args {
     /// (at most one of them new).
     #[arg(long, value_name = "FILE")]
     data: Vec<PathBuf>,
+    /// Leave out of the fit every position this file names: each
+    /// tab-separated field of each line that reads as a position (such as
+    /// a `dodgem strength --details` file, so that the benchmark never
+    /// judges positions the evaluation was fitted on). Repeatable.
+    #[arg(long, value_name = "FILE")]
+    exclude: Vec<PathBuf>,
     /// Leave out the sources whose name contains this text (such as
     /// `5x5`, for a fit that has never seen a 5 x 5 position).
     #[arg(long, value_name = "TEXT")]
@@ -221,7 +234,7 @@ fn collect(args: &Args) -> Result<Data, String> {
                 size: n,
                 rules: kind.rules,
                 games,
-                opening_plies: 4,
+                opening_plies: args.opening_plies,
                 nodes: args.game_nodes,
                 seed: args.seed,
                 threads: args.threads,
@@ -670,10 +683,12 @@ fn load(args: &Args) -> Result<Data, String> {
         }
         parts.push(data);
     }
+    let excluded = excluded_positions(&args.exclude)?;
     let mut data = Data {
         sources: Vec::new(),
         records: Vec::new(),
     };
+    let mut dropped = 0usize;
     for part in parts {
         // Each source kept gets the next number; the others none.
         let numbers: Vec<Option<usize>> = part
@@ -690,13 +705,35 @@ fn load(args: &Args) -> Result<Data, String> {
             let number = numbers
                 .get(record.source)
                 .ok_or("a position names a source the file does not list")?;
-            if let Some(number) = *number {
+            let Some(number) = *number else { continue };
+            if excluded.contains(&record.position) {
+                dropped += 1;
+            } else {
                 record.source = number;
                 data.records.push(record);
             }
         }
     }
+    if !args.exclude.is_empty() {
+        eprintln!(
+            "--exclude: {} positions named, {dropped} of the data's left out",
+            excluded.len()
+        );
+    }
     Ok(data)
+}
+
+/// The positions the `--exclude` files name.
+fn excluded_positions(paths: &[PathBuf]) -> Result<HashSet<Position>, String> {
+    let mut positions = HashSet::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--exclude {}: {e}", path.display()))?;
+        for line in text.lines() {
+            positions.extend(line.split('\t').filter_map(|f| parse_position(f).ok()));
+        }
+    }
+    Ok(positions)
 }
 
 fn main() -> Result<(), String> {
