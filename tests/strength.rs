@@ -17,7 +17,7 @@ use dodgem::strength::{Class, ReachCounts};
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Solves `size` x `size` under `rules` (at most `max_cars` cars a side)
-/// into `dir`.
+/// into `dir`, with the distances to the end.
 fn solve(dir: &Path, size: usize, rules: Rules, max_cars: u32) {
     let plan = Plan {
         kind: Kind {
@@ -29,7 +29,7 @@ fn solve(dir: &Path, size: usize, rules: Rules, max_cars: u32) {
         threads: 2,
         stop_after_layers: None,
         two_bytes: false,
-        with_dte: false,
+        with_dte: true,
     };
     assert!(!solve_layers(&plan, &mut |_| {}).unwrap().stopped);
 }
@@ -77,11 +77,12 @@ fn the_walk_over_the_tables_finds_every_reachable_position_and_samples_uniformly
         assert!(expected.positions() > 390_000, "{expected:?}");
         assert!(expected.blocked > 0);
         for seed in [1, 2] {
-            let (walked, counts) = sample::reachable(&tables, 40, seed, 2, &mut |_, _| {}).unwrap();
+            let (walked, counts) =
+                sample::reachable(&tables, [40; 3], seed, 2, &mut |_, _| {}).unwrap();
             assert_eq!(counts, expected, "{}", rules.name());
             // The sample is the one that all reachable positions, offered in
             // any order, give: the smallest keys.
-            let offered = Smallest::new(40, seed);
+            let offered = Smallest::new([40; 3], seed);
             for (position, value) in all.iter().rev() {
                 offered.offer(position, *value);
             }
@@ -90,7 +91,7 @@ fn the_walk_over_the_tables_finds_every_reachable_position_and_samples_uniformly
                 assert_eq!(sample.len(), 40);
                 assert_eq!(sample, offered.take(class), "{} {seed}", rules.name());
                 for (position, value) in sample {
-                    assert_eq!(Class::of(value), Some(class));
+                    assert_eq!(Class::of(value), class);
                     assert!(position.count_moves() > 0);
                 }
             }
@@ -209,7 +210,8 @@ fn an_engine_playing_from_its_tables_keeps_every_result() {
     let dir = scratch("strength-perfect");
     solve(&dir, 4, Rules::Classic, 3);
     let tables = dir.to_string_lossy().into_owned();
-    // The engine's own 4 x 4 tables, left on, play perfectly.
+    // The engine's own 4 x 4 tables, left on, play perfectly: lost
+    // positions too, held out as long as the tables' distance to the end.
     let output = run(
         &[
             "strength",
@@ -218,6 +220,8 @@ fn an_engine_playing_from_its_tables_keeps_every_result() {
             "--nodes",
             "100",
             "--positions",
+            "20",
+            "--lost",
             "20",
             "--games",
             "20",
@@ -230,11 +234,112 @@ fn an_engine_playing_from_its_tables_keeps_every_result() {
     );
     assert!(output.status.success(), "{}", output.stderr);
     let table = rows(&output.stdout);
-    assert_eq!(table.len(), 4, "{}", output.stdout);
+    assert_eq!(table.len(), 6, "{}", output.stdout);
     for (set, class, positions, kept) in table {
         assert_eq!(positions, 20);
         assert_eq!(kept, 20, "{set} {class}\n{}", output.stdout);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn lost_positions_are_played_out_against_perfect_play() {
+    let _cpu = shared();
+    let dir = scratch("strength-lost");
+    solve(&dir.join("tables"), 4, Rules::Textbook, 3);
+    let tables = dir.join("tables").to_string_lossy().into_owned();
+    let details = dir.join("d.tsv");
+    // Search alone, one node a move: it holds out less than the tables
+    // allow, never more.
+    let output = run(
+        &[
+            "strength",
+            "--tables",
+            &tables,
+            "--nodes",
+            "1",
+            "--positions",
+            "1",
+            "--lost",
+            "30",
+            "--sets",
+            "reachable",
+            "--details",
+            &details.to_string_lossy(),
+        ],
+        TIMEOUT,
+    );
+    assert!(output.status.success(), "{}", output.stderr);
+    let table = rows(&output.stdout);
+    let lost = table
+        .iter()
+        .find(|row| row.1 == "lost")
+        .unwrap_or_else(|| panic!("no lost row:\n{}", output.stdout));
+    assert_eq!(lost.2, 30);
+    assert!(
+        lost.3 < 30,
+        "one node a move held out every loss:\n{}",
+        output.stdout
+    );
+    let text = std::fs::read_to_string(&details).unwrap();
+    let mut played = 0;
+    for line in text.lines().filter(|l| l.contains("\tlost\t")) {
+        // "held S of L plies: MOVES", S moves from the start to the end.
+        let fields: Vec<&str> = line.split('\t').collect();
+        let verdict = fields[6];
+        let (counts, moves) = verdict.split_once(": ").unwrap();
+        let numbers: Vec<u32> = counts.split(' ').filter_map(|w| w.parse().ok()).collect();
+        let (survived, longest) = (numbers[0], numbers[1]);
+        assert!(survived <= longest, "{line}");
+        assert_eq!(fields[3], format!("loss dte {longest}"), "{line}");
+        assert_eq!(moves.split(' ').count() as u32, survived, "{line}");
+        let mut position = dodgem::notation::parse_position(fields[2]).unwrap();
+        for mv in moves.split(' ') {
+            position = position.play(dodgem::notation::parse_move(mv, &position).unwrap());
+        }
+        assert!(position.outcome(Rules::Textbook).is_some(), "{line}");
+        played += 1;
+    }
+    assert_eq!(played, 30);
+
+    let output = run(
+        &[
+            "strength",
+            "--tables",
+            &tables,
+            "--nodes",
+            "1",
+            "--positions",
+            "0",
+        ],
+        TIMEOUT,
+    );
+    assert!(!output.status.success());
+    assert!(
+        output.stderr.contains("nothing to measure"),
+        "{}",
+        output.stderr
+    );
+
+    // Without the distances to the end, --lost is refused before any search.
+    for entry in std::fs::read_dir(dir.join("tables")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "dte") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let output = run(
+        &[
+            "strength", "--tables", &tables, "--nodes", "1", "--lost", "1",
+        ],
+        TIMEOUT,
+    );
+    assert!(!output.status.success());
+    assert!(
+        output.stderr.contains("dodgem solve --dte"),
+        "{}",
+        output.stderr
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

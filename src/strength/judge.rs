@@ -1,5 +1,7 @@
 //! Judging a played move against the tables: did it keep the result, and
-//! how much further from progress did a kept win leave the winner.
+//! how much further from progress did a kept win leave the winner; and a
+//! lost position's play-out: how long the engine held out against perfect
+//! play, against the longest the tables allow.
 
 use crate::board::{Move, Position};
 use crate::solver::Dtz;
@@ -29,24 +31,28 @@ impl Set {
 pub enum Class {
     Won,
     Drawn,
+    /// Played out against perfect play: the engine's moves against the
+    /// tables' quickest win ([`Verdict::Delayed`]).
+    Lost,
 }
 
 impl Class {
-    pub const ALL: [Class; 2] = [Class::Won, Class::Drawn];
+    pub const ALL: [Class; 3] = [Class::Won, Class::Drawn, Class::Lost];
 
     pub fn name(self) -> &'static str {
         match self {
             Class::Won => "won",
             Class::Drawn => "drawn",
+            Class::Lost => "lost",
         }
     }
 
-    /// The class of a stored value (lost positions are not sampled).
-    pub fn of(value: Dtz) -> Option<Class> {
+    /// The class of a stored value.
+    pub fn of(value: Dtz) -> Class {
         match value {
-            Dtz::Win(_) => Some(Class::Won),
-            Dtz::Draw => Some(Class::Drawn),
-            Dtz::Loss(_) => None,
+            Dtz::Win(_) => Class::Won,
+            Dtz::Draw => Class::Drawn,
+            Dtz::Loss(_) => Class::Lost,
         }
     }
 }
@@ -57,19 +63,44 @@ pub struct Sample {
     pub set: Set,
     pub class: Class,
     pub position: Position,
+    /// Its stored value: the distance to the next progress move for won
+    /// and drawn positions, to the end of the game for lost ones.
     pub value: Dtz,
     /// Every legal move with the value it gives the side to move, best
-    /// first (as [`crate::tablebase::Layered::rank_moves`] ranks them).
+    /// first (as [`crate::tablebase::Layered::rank_moves`] ranks them;
+    /// [`crate::tablebase::Layered::rank_ends`] for lost positions).
     pub moves: Vec<(Move, Dtz)>,
 }
 
 impl Sample {
-    /// Whether some legal move gives the result away: only then can the
+    /// Whether some legal move gives the result away (for a lost
+    /// position: ends the game sooner than the best): only then can the
     /// engine go wrong.
     pub fn is_critical(&self) -> bool {
-        self.moves
-            .iter()
-            .any(|&(_, value)| Class::of(value) != Some(self.class))
+        match self.class {
+            Class::Lost => self
+                .moves
+                .iter()
+                .any(|&(_, value)| Some(value) != self.best()),
+            class => self
+                .moves
+                .iter()
+                .any(|&(_, value)| Class::of(value) != class),
+        }
+    }
+
+    /// The value of the best move.
+    pub fn best(&self) -> Option<Dtz> {
+        self.moves.first().map(|&(_, value)| value)
+    }
+
+    /// The plies to the end of the game of a lost position under best
+    /// play (the loser delaying): the longest the engine can hold out.
+    pub fn longest_delay(&self) -> Option<u32> {
+        match (self.class, self.value) {
+            (Class::Lost, Dtz::Loss(plies)) => Some(plies),
+            _ => None,
+        }
     }
 }
 
@@ -81,13 +112,37 @@ pub enum Verdict {
     Kept { excess: u32 },
     /// The move gives the result away (a win drawn or lost, a draw lost).
     Spoilt,
+    /// A lost position played out against the tables' quickest win: the
+    /// game ended `survived` plies after it, where the loser's best play
+    /// holds out `longest` (the table's distance to the end).
+    Delayed { survived: u32, longest: u32 },
     /// The engine gave no legal move (it stalled, exited or played an
     /// illegal or unreadable move).
     NoMove,
 }
 
-/// Judges `mv` (None: the engine gave no legal move) in `sample`.
-pub fn judge(sample: &Sample, mv: Option<Move>) -> Verdict {
+impl Verdict {
+    /// Whether the result was kept (for a lost position: held out as
+    /// long as perfect play does).
+    pub fn is_kept(self) -> bool {
+        match self {
+            Verdict::Kept { .. } => true,
+            Verdict::Delayed { survived, longest } => survived >= longest,
+            Verdict::Spoilt | Verdict::NoMove => false,
+        }
+    }
+}
+
+/// Judges `mv` (None: the engine gave no legal move) in `sample`; a lost
+/// sample by the plies its play-out `survived` (None: the engine faulted
+/// on the way).
+pub fn judge(sample: &Sample, mv: Option<Move>, survived: Option<u32>) -> Verdict {
+    if let Some(longest) = sample.longest_delay() {
+        return match survived {
+            Some(survived) => Verdict::Delayed { survived, longest },
+            None => Verdict::NoMove,
+        };
+    }
     let Some(value) = mv.and_then(|mv| sample.moves.iter().find(|(m, _)| *m == mv)) else {
         return Verdict::NoMove;
     };
@@ -111,6 +166,9 @@ pub struct Tally {
     pub critical_kept: u64,
     /// Engine faults (no legal move), counted as not kept.
     pub no_move: u64,
+    /// Lost positions: the plies held out, and the most the tables allow.
+    pub survived: u64,
+    pub longest: u64,
     /// Kept wins whose move was as near to progress as the table's best.
     pub fastest: u64,
     /// Sum of the plies by which kept wins were further from progress.
@@ -133,6 +191,13 @@ impl Tally {
                     self.max_excess = self.max_excess.max(excess);
                 }
             }
+            Verdict::Delayed { survived, longest } => {
+                let held = verdict.is_kept();
+                self.kept += u64::from(held);
+                self.critical_kept += u64::from(critical && held);
+                self.survived += u64::from(survived);
+                self.longest += u64::from(longest);
+            }
             Verdict::Spoilt => {}
             Verdict::NoMove => self.no_move += 1,
         }
@@ -151,6 +216,12 @@ impl Tally {
     /// The 95% Wilson score interval of the kept share.
     pub fn interval(&self) -> Option<(f64, f64)> {
         wilson(self.kept, self.positions)
+    }
+
+    /// Of lost positions, the plies held out as a share of the most the
+    /// tables allow (summed over the positions).
+    pub fn delay_share(&self) -> Option<f64> {
+        (self.longest > 0).then(|| self.survived as f64 / self.longest as f64)
     }
 
     /// Mean plies by which kept wins were further from progress.
@@ -210,26 +281,26 @@ mod tests {
             ],
         );
         assert!(won.is_critical());
-        assert_eq!(judge(&won, mv("a3b3")), Verdict::Kept { excess: 0 });
-        assert_eq!(judge(&won, mv("a2b2")), Verdict::Kept { excess: 4 });
-        assert_eq!(judge(&won, mv("a2a1")), Verdict::Spoilt);
-        assert_eq!(judge(&won, None), Verdict::NoMove);
+        assert_eq!(judge(&won, mv("a3b3"), None), Verdict::Kept { excess: 0 });
+        assert_eq!(judge(&won, mv("a2b2"), None), Verdict::Kept { excess: 4 });
+        assert_eq!(judge(&won, mv("a2a1"), None), Verdict::Spoilt);
+        assert_eq!(judge(&won, None, None), Verdict::NoMove);
         let drawn = sample(
             Class::Drawn,
             Dtz::Draw,
             &[("a3b3", Dtz::Draw), ("a2b2", Dtz::Draw)],
         );
         assert!(!drawn.is_critical());
-        assert_eq!(judge(&drawn, mv("a2b2")), Verdict::Kept { excess: 0 });
+        assert_eq!(judge(&drawn, mv("a2b2"), None), Verdict::Kept { excess: 0 });
         // A legal move the ranking does not know is no move at all.
-        assert_eq!(judge(&drawn, mv("a2a1")), Verdict::NoMove);
+        assert_eq!(judge(&drawn, mv("a2a1"), None), Verdict::NoMove);
 
         let mut tally = Tally::default();
         for verdict in [
-            judge(&won, mv("a3b3")),
-            judge(&won, mv("a2b2")),
-            judge(&won, mv("a2a1")),
-            judge(&won, None),
+            judge(&won, mv("a3b3"), None),
+            judge(&won, mv("a2b2"), None),
+            judge(&won, mv("a2a1"), None),
+            judge(&won, None, None),
         ] {
             tally.add(&won, verdict);
         }
@@ -246,6 +317,57 @@ mod tests {
         assert_eq!(tally.no_move, 1);
         assert_eq!(tally.share(), Some(0.5));
         assert_eq!(tally.mean_excess(), Some(2.0));
+    }
+
+    #[test]
+    fn lost_positions_are_judged_by_how_long_they_held_out() {
+        let lost = sample(
+            Class::Lost,
+            Dtz::Loss(9),
+            &[("a3b3", Dtz::Loss(9)), ("a2b2", Dtz::Loss(5))],
+        );
+        assert!(lost.is_critical());
+        assert_eq!(lost.longest_delay(), Some(9));
+        // The move alone says nothing: the play-out does.
+        assert_eq!(
+            judge(&lost, mv_of(&lost, "a2b2"), Some(9)),
+            Verdict::Delayed {
+                survived: 9,
+                longest: 9
+            }
+        );
+        assert_eq!(judge(&lost, mv_of(&lost, "a3b3"), None), Verdict::NoMove);
+        let mut tally = Tally::default();
+        tally.add(
+            &lost,
+            Verdict::Delayed {
+                survived: 9,
+                longest: 9,
+            },
+        );
+        tally.add(
+            &lost,
+            Verdict::Delayed {
+                survived: 5,
+                longest: 9,
+            },
+        );
+        tally.add(&lost, Verdict::NoMove);
+        assert_eq!(
+            (tally.positions, tally.kept, tally.critical_kept),
+            (3, 1, 1)
+        );
+        assert_eq!((tally.survived, tally.longest), (14, 18));
+        assert_eq!(tally.no_move, 1);
+        assert!((tally.delay_share().unwrap() - 14.0 / 18.0).abs() < 1e-12);
+        // A won sample is never judged by a play-out.
+        let won = sample(Class::Won, Dtz::Win(1), &[("a3b3", Dtz::Win(1))]);
+        assert_eq!(won.longest_delay(), None);
+        assert_eq!(Tally::default().delay_share(), None);
+    }
+
+    fn mv_of(sample: &Sample, text: &str) -> Option<crate::board::Move> {
+        Some(parse_move(text, &sample.position).unwrap())
     }
 
     #[test]

@@ -20,6 +20,11 @@
 //! the table's best move (the tables store that distance, not the
 //! distance to the end of the game).
 //!
+//! With `--lost N`, lost positions too: each is played out, the engine
+//! moving for the loser and the tables' quickest win for the winner, and
+//! the plies it held out are set against the table's distance to the end
+//! (the most a loser can hold out against perfect play).
+//!
 //! Everything is seeded: the same seed, tables and engine give the same
 //! positions, and, for an engine whose search is deterministic under a
 //! node or depth limit, the same report.
@@ -80,9 +85,15 @@ pub struct StrengthArgs {
     /// Time per position, milliseconds.
     #[arg(long, value_name = "MS")]
     pub movetime: Option<u64>,
-    /// Won and drawn positions drawn from each set (each class).
+    /// Won and drawn positions drawn from each set (each class; 0 for
+    /// lost positions alone).
     #[arg(long, default_value_t = 500)]
     pub positions: usize,
+    /// Lost positions drawn from each set, each played out against
+    /// perfect play (the tables need their distances to the end, `dodgem
+    /// solve --dte`); a play-out takes a search per move of the loser.
+    #[arg(long, default_value_t = 0)]
+    pub lost: usize,
     /// The sets to draw from: `reachable`, `games`, or both.
     #[arg(long, value_delimiter = ',', default_value = "reachable,games")]
     pub sets: Vec<SetArg>,
@@ -202,10 +213,15 @@ fn limits(args: &StrengthArgs) -> Result<Limits, StrengthError> {
 
 /// Checks the command line apart from the tables and the engine.
 fn check(args: &StrengthArgs) -> Result<(), StrengthError> {
-    if !(1..=MAX_POSITIONS).contains(&args.positions) {
+    if args.positions > MAX_POSITIONS || args.lost > MAX_POSITIONS {
         return Err(StrengthError(format!(
-            "--positions must be from 1 to {MAX_POSITIONS}"
+            "--positions and --lost must be at most {MAX_POSITIONS}"
         )));
+    }
+    if args.positions == 0 && args.lost == 0 {
+        return Err(StrengthError(
+            "nothing to measure: --positions and --lost are both 0".into(),
+        ));
     }
     if args.sets.is_empty() {
         return Err(StrengthError("--sets names no set".into()));
@@ -317,6 +333,14 @@ pub fn run(args: &StrengthArgs) -> Result<Report, StrengthError> {
         )));
     }
     let layered = Layered::open(&args.tables)?;
+    if args.lost > 0 && !layered.has_dte() {
+        return Err(StrengthError(format!(
+            "--lost plays lost positions out against the distances to the end, which {} lacks: add them with `dodgem solve --dte {}`",
+            args.tables.display(),
+            args.tables.display()
+        )));
+    }
+    let per_class: sample::PerClass = [args.positions, args.positions, args.lost];
     let stall = Duration::from_secs_f64(args.stall_timeout);
     let player = player(args, &tables, stall)?;
     let settings = Settings {
@@ -351,7 +375,7 @@ pub fn run(args: &StrengthArgs) -> Result<Report, StrengthError> {
                 );
                 let (smallest, counts) = sample::reachable(
                     &tables,
-                    args.positions,
+                    per_class,
                     args.seed,
                     args.threads,
                     &mut |done, total| {
@@ -380,7 +404,7 @@ pub fn run(args: &StrengthArgs) -> Result<Report, StrengthError> {
                 );
                 let positions = sample::self_play(&plan, &|| games.inc(1))?;
                 games.finish_and_clear();
-                let smallest = sample::Smallest::new(args.positions, args.seed);
+                let smallest = sample::Smallest::new(per_class, args.seed);
                 let counts = classify(&tables, &positions, &smallest)?;
                 report.self_play = Some((plan, counts));
                 smallest
@@ -400,28 +424,45 @@ pub fn run(args: &StrengthArgs) -> Result<Report, StrengthError> {
     }
     rank_moves(&tables, &layered, &mut report.samples)?;
 
-    let positions: Vec<Position> = report.samples.iter().map(|s| s.position).collect();
+    // The winner of a play-out: the tables' quickest win.
+    let winner = |position: &Position| {
+        layered
+            .rank_ends(position)
+            .and_then(|moves| moves.first().map(|&(mv, _)| mv))
+    };
+    let tasks: Vec<runner::Task> = report
+        .samples
+        .iter()
+        .map(|sample| match sample.longest_delay() {
+            Some(longest) => runner::Task::PlayOut {
+                start: sample.position,
+                winner: &winner,
+                longest,
+            },
+            None => runner::Task::Move(sample.position),
+        })
+        .collect();
     let progress = bar(
-        positions.len() as u64,
+        tasks.len() as u64,
         "{bar:30} {pos}/{len} positions  {msg}  [{elapsed_precise}]",
     );
-    let kept = std::sync::Mutex::new([[0u64; 2]; 2]);
+    let kept = std::sync::Mutex::new([[0u64; 2]; Class::ALL.len()]);
     let samples = &report.samples;
     report.answers = runner::run(
         &player,
         &settings,
-        &positions,
+        &tasks,
         args.concurrency,
         &|index, answer| {
             let sample = &samples[index];
-            let verdict = judge::judge(sample, move_of(&sample.position, answer));
+            let verdict = judge::judge(sample, move_of(&sample.position, answer), answer.survived);
             let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
             let c = sample.class as usize;
             kept[c][0] += 1;
-            kept[c][1] += u64::from(matches!(verdict, Verdict::Kept { .. }));
+            kept[c][1] += u64::from(verdict.is_kept());
             progress.set_message(format!(
-                "won kept {}/{}, drawn kept {}/{}",
-                kept[0][1], kept[0][0], kept[1][1], kept[1][0]
+                "won kept {}/{}, drawn kept {}/{}, lost held out in full {}/{}",
+                kept[0][1], kept[0][0], kept[1][1], kept[1][0], kept[2][1], kept[2][0]
             ));
             progress.inc(1);
         },
@@ -470,7 +511,16 @@ fn rank_moves(
     let mut order: Vec<usize> = (0..samples.len()).collect();
     order.sort_by_key(|&i| tables.shape().locate(&samples[i].position));
     for i in order {
-        let moves = layered.rank_moves(&samples[i].position);
+        let sample = &mut samples[i];
+        let moves = if sample.class == Class::Lost {
+            // A lost sample's value and moves count the plies to the end.
+            let ends = layered.probe_end(&sample.position);
+            sample.value = ends.unwrap_or(sample.value);
+            ends.and(layered.rank_ends(&sample.position))
+                .unwrap_or_default()
+        } else {
+            layered.rank_moves(&sample.position)
+        };
         if moves.is_empty() {
             return Err(StrengthError(format!(
                 "cannot read the values of the moves of {} from {}",

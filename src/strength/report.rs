@@ -46,12 +46,18 @@ fn describe_counts(counts: &ReachCounts) -> String {
     )
 }
 
-/// A stored value as the details file shows it.
-fn value_text(value: Dtz) -> String {
+/// A stored value as the details file shows it: the plies to the next
+/// progress move (`dtz`), or for lost samples to the end of the game
+/// (`dte`).
+fn value_text(value: Dtz, class: Class) -> String {
+    let metric = match class {
+        Class::Lost => "dte",
+        Class::Won | Class::Drawn => "dtz",
+    };
     match value {
-        Dtz::Win(d) => format!("win dtz {d}"),
+        Dtz::Win(d) => format!("win {metric} {d}"),
         Dtz::Draw => "draw".into(),
-        Dtz::Loss(d) => format!("loss dtz {d}"),
+        Dtz::Loss(d) => format!("loss {metric} {d}"),
     }
 }
 
@@ -62,7 +68,11 @@ impl Report {
             .iter()
             .zip(&self.answers)
             .map(|(sample, answer)| {
-                let verdict = judge(sample, super::move_of(&sample.position, answer));
+                let verdict = judge(
+                    sample,
+                    super::move_of(&sample.position, answer),
+                    answer.survived,
+                );
                 (sample, answer, verdict)
             })
     }
@@ -141,6 +151,15 @@ impl Report {
                         .map_or_else(|| "-".into(), |e| format!("{e:.2}")),
                 ),
                 Class::Drawn => ("".into(), "".into()),
+                Class::Lost => (
+                    percent(tally.delay_share()),
+                    (tally.positions > tally.no_move)
+                        .then(|| {
+                            (tally.longest - tally.survived) as f64
+                                / (tally.positions - tally.no_move) as f64
+                        })
+                        .map_or_else(|| "-".into(), |e| format!("{e:.2}")),
+                ),
             };
             let _ = writeln!(
                 out,
@@ -172,6 +191,14 @@ impl Report {
              fastest: kept wins whose move is as near to the next progress move as the table's best; \
              excess: mean plies by which kept wins are further from it"
         );
+        if self.samples.iter().any(|s| s.class == Class::Lost) {
+            let _ = writeln!(
+                out,
+                "lost: played out against the tables' quickest win; kept: held out as long as \
+                 perfect play (the table's distance to the end); fastest: the plies held out as a \
+                 share of that distance (summed); excess: mean plies short of it"
+            );
+        }
         out
     }
 
@@ -185,9 +212,13 @@ impl Report {
             let played = super::move_of(&sample.position, answer);
             let move_value = played
                 .and_then(|mv| sample.moves.iter().find(|(m, _)| *m == mv))
-                .map_or_else(|| "-".into(), |&(_, value)| value_text(value));
+                .map_or_else(|| "-".into(), |&(_, value)| value_text(value, sample.class));
             let verdict = match verdict {
                 Verdict::Kept { excess } => format!("kept +{excess}"),
+                Verdict::Delayed { survived, longest } => format!(
+                    "held {survived} of {longest} plies: {}",
+                    answer.line.join(" ")
+                ),
                 Verdict::Spoilt => "spoilt".into(),
                 Verdict::NoMove => format!(
                     "no move ({})",
@@ -197,11 +228,22 @@ impl Report {
                         .unwrap_or("illegal or unreadable move")
                 ),
             };
+            // The moves that keep the result (for a lost sample: that hold
+            // out longest).
             let keeping: Vec<String> = sample
                 .moves
                 .iter()
-                .filter(|&&(_, value)| Class::of(value) == Some(sample.class))
-                .map(|&(mv, value)| format!("{}:{}", format_move(Some(mv)), value_text(value)))
+                .filter(|&&(_, value)| match sample.class {
+                    Class::Lost => Some(value) == sample.best(),
+                    class => Class::of(value) == class,
+                })
+                .map(|&(mv, value)| {
+                    format!(
+                        "{}:{}",
+                        format_move(Some(mv)),
+                        value_text(value, sample.class)
+                    )
+                })
                 .collect();
             let _ = writeln!(
                 out,
@@ -209,7 +251,7 @@ impl Report {
                 sample.set.name(),
                 sample.class.name(),
                 format_position(&sample.position),
-                value_text(sample.value),
+                value_text(sample.value, sample.class),
                 answer.bestmove.as_deref().unwrap_or("-"),
                 move_value,
                 verdict,

@@ -68,36 +68,36 @@ impl Ord for Keyed {
     }
 }
 
-/// The `k` candidates with the smallest keys, for each class; safe to
-/// offer to from several threads.
+/// How many positions of each class to draw (indexed by [`Class`]).
+pub type PerClass = [usize; Class::ALL.len()];
+
+/// The `k` candidates with the smallest keys, for each class (its own
+/// `k`); safe to offer to from several threads.
 pub struct Smallest {
-    k: usize,
+    k: PerClass,
     seed: u64,
-    heaps: [Mutex<BinaryHeap<Keyed>>; 2],
+    heaps: [Mutex<BinaryHeap<Keyed>>; Class::ALL.len()],
     /// The largest key a full heap holds (`u64::MAX` until full): most
     /// candidates are turned away without taking the lock.
-    bounds: [AtomicU64; 2],
+    bounds: [AtomicU64; Class::ALL.len()],
 }
 
 impl Smallest {
-    pub fn new(k: usize, seed: u64) -> Smallest {
+    pub fn new(k: PerClass, seed: u64) -> Smallest {
         Smallest {
             k,
             seed,
-            heaps: [Mutex::new(BinaryHeap::new()), Mutex::new(BinaryHeap::new())],
-            bounds: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
+            heaps: std::array::from_fn(|_| Mutex::new(BinaryHeap::new())),
+            bounds: std::array::from_fn(|_| AtomicU64::new(u64::MAX)),
         }
     }
 
-    /// Offers a position with its stored value; lost positions and
-    /// positions without a legal move are not sampled.
+    /// Offers a position with its stored value; positions without a
+    /// legal move are not sampled.
     pub fn offer(&self, position: &Position, value: Dtz) {
-        let Some(class) = Class::of(value) else {
-            return;
-        };
-        let c = class as usize;
+        let c = Class::of(value) as usize;
         let key = sample_key(self.seed, position);
-        if self.k == 0 || key > self.bounds[c].load(Ordering::Relaxed) {
+        if self.k[c] == 0 || key > self.bounds[c].load(Ordering::Relaxed) {
             return;
         }
         if position.count_moves() == 0 {
@@ -109,13 +109,13 @@ impl Smallest {
             position: *position,
             value,
         };
-        if heap.len() < self.k {
+        if heap.len() < self.k[c] {
             heap.push(keyed);
         } else if heap.peek().is_some_and(|top| keyed < *top) {
             heap.pop();
             heap.push(keyed);
         }
-        if heap.len() == self.k
+        if heap.len() == self.k[c]
             && let Some(top) = heap.peek()
         {
             self.bounds[c].store(top.key, Ordering::Relaxed);
@@ -136,14 +136,14 @@ impl Smallest {
     }
 }
 
-/// Samples `k` won and `k` drawn positions uniformly from every position
-/// reachable from the start (see [`reach::walk`]).
+/// Samples `k[class]` positions of each class uniformly from every
+/// position reachable from the start (see [`reach::walk`]).
 ///
 /// # Errors
 /// A layer file that is missing or damaged.
 pub fn reachable(
     tables: &Tables,
-    k: usize,
+    k: PerClass,
     seed: u64,
     threads: usize,
     progress: &mut dyn FnMut(u32, u32),
@@ -286,12 +286,14 @@ mod tests {
         };
         assert!(positions.len() > 20);
         let sample = |order: &[Position]| {
-            let smallest = Smallest::new(5, 7);
+            // No lost positions asked for: those offered are turned away.
+            let smallest = Smallest::new([5, 5, 0], 7);
             for position in order {
                 smallest.offer(position, Dtz::Draw);
                 smallest.offer(position, Dtz::Loss(3));
             }
             assert!(smallest.take(Class::Won).is_empty());
+            assert!(smallest.take(Class::Lost).is_empty());
             smallest.take(Class::Drawn)
         };
         let forward = sample(&positions);
@@ -299,10 +301,12 @@ mod tests {
         assert_eq!(forward.len(), 5);
         assert_eq!(forward, sample(&reversed));
         // Another seed, another sample.
-        let other = Smallest::new(5, 8);
+        let other = Smallest::new([5, 5, 2], 8);
         for position in &positions {
             other.offer(position, Dtz::Draw);
+            other.offer(position, Dtz::Loss(3));
         }
         assert_ne!(other.take(Class::Drawn), forward);
+        assert_eq!(other.take(Class::Lost).len(), 2);
     }
 }
