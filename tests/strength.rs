@@ -302,44 +302,24 @@ fn lost_positions_are_played_out_against_perfect_play() {
     }
     assert_eq!(played, 30);
 
-    let output = run(
-        &[
-            "strength",
-            "--tables",
-            &tables,
-            "--nodes",
-            "1",
-            "--positions",
-            "0",
-        ],
-        TIMEOUT,
-    );
-    assert!(!output.status.success());
-    assert!(
-        output.stderr.contains("nothing to measure"),
-        "{}",
-        output.stderr
-    );
+    // Refused before any search, with a message that says why.
+    let refused = |extra: &[&str], message: &str| {
+        let mut args = vec!["strength", "--tables", &tables, "--nodes", "1"];
+        args.extend_from_slice(extra);
+        let output = run(&args, TIMEOUT);
+        assert!(!output.status.success());
+        assert!(output.stderr.contains(message), "{}", output.stderr);
+    };
+    refused(&["--positions", "0"], "nothing to measure");
 
-    // Without the distances to the end, --lost is refused before any search.
+    // Without the distances to the end, --lost is refused.
     for entry in std::fs::read_dir(dir.join("tables")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "dte") {
             std::fs::remove_file(path).unwrap();
         }
     }
-    let output = run(
-        &[
-            "strength", "--tables", &tables, "--nodes", "1", "--lost", "1",
-        ],
-        TIMEOUT,
-    );
-    assert!(!output.status.success());
-    assert!(
-        output.stderr.contains("dodgem solve --dte"),
-        "{}",
-        output.stderr
-    );
+    refused(&["--lost", "1"], "dodgem solve --dte");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
