@@ -73,20 +73,20 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// Whether a move of this value keeps the result (for a lost
+    /// position: holds out as long as the best move).
+    pub fn keeps(&self, value: Dtz) -> bool {
+        match self.class {
+            Class::Lost => Some(value) == self.best(),
+            class => Class::of(value) == class,
+        }
+    }
+
     /// Whether some legal move gives the result away (for a lost
     /// position: ends the game sooner than the best): only then can the
     /// engine go wrong.
     pub fn is_critical(&self) -> bool {
-        match self.class {
-            Class::Lost => self
-                .moves
-                .iter()
-                .any(|&(_, value)| Some(value) != self.best()),
-            class => self
-                .moves
-                .iter()
-                .any(|&(_, value)| Class::of(value) != class),
-        }
+        self.moves.iter().any(|&(_, value)| !self.keeps(value))
     }
 
     /// The value of the best move.
@@ -222,6 +222,13 @@ impl Tally {
     /// tables allow (summed over the positions).
     pub fn delay_share(&self) -> Option<f64> {
         (self.longest > 0).then(|| self.survived as f64 / self.longest as f64)
+    }
+
+    /// Of lost positions played out, the mean plies by which the game
+    /// ended sooner than the tables allow.
+    pub fn mean_shortfall(&self) -> Option<f64> {
+        let played = self.positions - self.no_move;
+        (played > 0).then(|| (self.longest - self.survived) as f64 / played as f64)
     }
 
     /// Mean plies by which kept wins were further from progress.
@@ -360,6 +367,7 @@ mod tests {
         assert_eq!((tally.survived, tally.longest), (14, 18));
         assert_eq!(tally.no_move, 1);
         assert!((tally.delay_share().unwrap() - 14.0 / 18.0).abs() < 1e-12);
+        assert_eq!(tally.mean_shortfall(), Some(2.0));
         // A won sample is never judged by a play-out.
         let won = sample(Class::Won, Dtz::Win(1), &[("a3b3", Dtz::Win(1))]);
         assert_eq!(won.longest_delay(), None);

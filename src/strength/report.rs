@@ -153,11 +153,8 @@ impl Report {
                 Class::Drawn => ("".into(), "".into()),
                 Class::Lost => (
                     percent(tally.delay_share()),
-                    (tally.positions > tally.no_move)
-                        .then(|| {
-                            (tally.longest - tally.survived) as f64
-                                / (tally.positions - tally.no_move) as f64
-                        })
+                    tally
+                        .mean_shortfall()
                         .map_or_else(|| "-".into(), |e| format!("{e:.2}")),
                 ),
             };
@@ -233,10 +230,7 @@ impl Report {
             let keeping: Vec<String> = sample
                 .moves
                 .iter()
-                .filter(|&&(_, value)| match sample.class {
-                    Class::Lost => Some(value) == sample.best(),
-                    class => Class::of(value) == class,
-                })
+                .filter(|&&(_, value)| sample.keeps(value))
                 .map(|&(mv, value)| {
                     format!(
                         "{}:{}",

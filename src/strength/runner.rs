@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::board::{Move, Position};
 use crate::client::{EngineProcess, Score};
+use crate::game::Game;
 use crate::notation::{format_move, format_position, parse_move};
 use crate::referee::game::{self, Player, Settings};
 use crate::referee::handshake::{self, Fault, QUIT_GRACE};
@@ -162,9 +163,7 @@ fn ask(
             bestmove: Some(reply.bestmove),
             score: reply.score,
             depth: reply.depth,
-            fault: None,
-            survived: None,
-            line: Vec::new(),
+            ..Answer::empty()
         },
         Err(fault) => Answer::faulted(fault),
     }
@@ -188,26 +187,17 @@ fn play_out(
     };
     let mut answer = Answer::empty();
     let loser = start.side_to_move();
-    let mut position = *start;
-    let mut plies = 0u32;
-    while position.outcome(settings.rules).is_none() {
-        if plies >= longest {
+    let mut game = Game::new(*start);
+    while game.outcome(settings.rules).is_none() {
+        if game.moves().len() >= longest as usize {
             answer.fault = Some(format!(
                 "the game outlasted the tables' distance to the end ({longest} plies): are they damaged?"
             ));
-            return answer;
+            break;
         }
+        let position = *game.position();
         let mv = if position.side_to_move() == loser {
-            let command = if answer.line.is_empty() {
-                format!("position fen {}", format_position(start))
-            } else {
-                format!(
-                    "position fen {} moves {}",
-                    format_position(start),
-                    answer.line.join(" ")
-                )
-            };
-            let reply = match best_move(process, settings, &command) {
+            let reply = match best_move(process, settings, &game.position_command()) {
                 Ok(reply) => reply,
                 Err(fault) => return Answer::faulted(fault),
             };
@@ -220,7 +210,7 @@ fn play_out(
                 Ok(mv) => mv,
                 Err(error) => {
                     answer.fault = Some(format!("bestmove {}: {error}", reply.bestmove));
-                    return answer;
+                    break;
                 }
             }
         } else {
@@ -229,15 +219,20 @@ fn play_out(
                     "the tables have no winning move in {}",
                     format_position(&position)
                 ));
-                return answer;
+                break;
             };
             mv
         };
-        answer.line.push(format_move(Some(mv)));
-        position = position.play(mv);
-        plies += 1;
+        game.play(mv);
     }
-    answer.survived = Some(plies);
+    answer.line = game
+        .moves()
+        .iter()
+        .map(|&mv| format_move(Some(mv)))
+        .collect();
+    if answer.fault.is_none() {
+        answer.survived = Some(game.moves().len() as u32);
+    }
     answer
 }
 
