@@ -13,8 +13,8 @@
 //!    takes the longest of its forward moves and waits for its sideways
 //!    moves. A position without a move ends the game there (distance 0).
 //! 2. **Retreat.** Level by level, a scan finds the positions whose
-//!    distance is known and equal to the level (only in the runs of
-//!    slots marked for that level): they are decided there,
+//!    distance is known and equal to the level (only in the tiles of
+//!    slots marked for that level, column by column): they are decided there,
 //!    and each tells its sideways parents: a lost child bounds a won
 //!    parent by `d + 1`; a won child takes one off a lost parent's count
 //!    of sideways moves, and a parent whose count reaches zero is known
@@ -26,7 +26,7 @@
 //! does not depend on how the threads interleave.
 //!
 //! Memory: two bytes a slot of the pair and, for each level with marks
-//! still to scan, a bit for each run of slots (at most
+//! still to scan, a bit for each tile of slots (at most
 //! [`MAX_LEVEL_MARKS`] bits a level), besides the layers' win/draw/loss
 //! and the distances of the layers ahead: no lists of positions.
 
@@ -89,8 +89,8 @@ pub fn solve_pair(
     let partner = |i: usize| layers.len() - 1 - i;
     let units = units(&layers);
     // Where positions are known at each level, so that a level scans only
-    // those runs of slots; the first error any thread meets.
-    let mut marks = Marks::new(&states);
+    // those tiles of slots; the first error any thread meets.
+    let mut marks = Marks::new(&layers);
     let failure = Mutex::new(None);
     let fail = |error: SolveError| {
         failure
@@ -100,9 +100,9 @@ pub fn solve_pair(
     };
     let failed = || failure.lock().unwrap_or_else(|e| e.into_inner()).take();
     parallel(threads, units.len(), |unit, _: &mut Vec<()>| {
-        let (i, block, ref rows) = units[unit];
+        let (i, block_index, ref rows) = units[unit];
         let side = &sides[i];
-        let block = &side.layer.blocks[block];
+        let block = &side.layer.blocks[block_index];
         let whites = shape.white_sets(block);
         let blacks = shape.black_sets(block);
         let mover = shape.mover(block, side.ahead.as_ref().map(|&(layer, _)| layer));
@@ -164,7 +164,7 @@ pub fn solve_pair(
                 };
                 states[i][slot as usize].store(state, Ordering::Relaxed);
                 if known(state) {
-                    marks.mark(state & DISTANCE, i, slot);
+                    marks.mark(state & DISTANCE, i, block_index, slot);
                 }
             }
         }
@@ -177,40 +177,49 @@ pub fn solve_pair(
     log::debug!("seed: {:.2} s", started.elapsed().as_secs_f64());
     let levels_started = std::time::Instant::now();
     let mut level = 0;
+    let mut scanned = 0;
     while let Some(next) = marks.next_from(level) {
         level = next;
-        let runs = marks.runs(level);
+        let tiles = marks.tiles(level);
         // Threads cost more than they save on a level of a small pair.
-        let slots = (runs.len() as u64) << marks.run_bits;
+        let slots = (tiles.len() as u64) << (2 * marks.tile_bits);
+        scanned += slots;
         let threads = if slots < PARALLEL_SLOTS { 1 } else { threads };
-        parallel(threads, runs.len(), |unit, _: &mut Vec<()>| {
-            let (i, slots) = runs[unit].clone();
-            let blocks = &layers[i].blocks;
+        // A unit is a row of tiles: the parents its positions tell are
+        // in the columns of their black sets, which no other row reaches,
+        // so a plain load and store update them.
+        let rows = rows_of(&tiles);
+        parallel(threads, rows.len(), |unit, _: &mut Vec<()>| {
+            let first = &tiles[rows[unit].start];
+            let i = first.side;
+            let block = &layers[i].blocks[first.block];
             let partner_layer = layers[partner(i)];
+            let parent_block = partner_layer
+                .block_index(block.white_cars, block.black_cars)
+                .expect("the partner layer has the mirrored block");
+            let parents_of = shape.parents(block, partner_layer);
             let parents = &states[partner(i)];
-            let mut b = blocks.partition_point(|block| block.offset <= slots.start) - 1;
-            for slot in slots {
-                let state = states[i][slot as usize].load(Ordering::Relaxed);
-                if state & DONE != 0 || state & DISTANCE != level || !known(state) {
-                    continue;
+            for tile in &tiles[rows[unit].clone()] {
+                for wi in tile.whites.clone() {
+                    for bi in tile.blacks.clone() {
+                        let slot = &states[i][block.slot(bi, wi) as usize];
+                        let state = slot.load(Ordering::Relaxed);
+                        if state & DONE != 0 || state & DISTANCE != level || !known(state) {
+                            continue;
+                        }
+                        // Nothing else changes a known state at its own
+                        // level (see `tell`), and no other unit holds it.
+                        slot.store(state | DONE, Ordering::Relaxed);
+                        let child_won = state & WON != 0;
+                        parents_of.visit(bi, wi, |parent| {
+                            match tell(&parents[parent as usize], child_won, level) {
+                                Ok(Some(d)) => marks.mark(d, partner(i), parent_block, parent),
+                                Ok(None) => {}
+                                Err(error) => fail(error),
+                            }
+                        });
+                    }
                 }
-                // Nothing else changes a known state at its own level.
-                states[i][slot as usize].fetch_or(DONE, Ordering::Relaxed);
-                while blocks[b].offset + blocks[b].slots() <= slot {
-                    b += 1;
-                }
-                let block = &blocks[b];
-                let within = slot - block.offset;
-                let child_won = state & WON != 0;
-                shape.parents(block, partner_layer).visit(
-                    within / block.white_sets,
-                    within % block.white_sets,
-                    |parent| match tell(&parents[parent as usize], child_won, level) {
-                        Ok(Some(d)) => marks.mark(d, partner(i), parent),
-                        Ok(None) => {}
-                        Err(error) => fail(error),
-                    },
-                );
             }
         });
         if let Some(error) = failed() {
@@ -220,8 +229,9 @@ pub fn solve_pair(
         level += 1;
     }
     log::debug!(
-        "levels: {:.2} s to level {level}",
-        levels_started.elapsed().as_secs_f64()
+        "levels: {:.2} s to level {level}, {scanned} slots scanned of {}",
+        levels_started.elapsed().as_secs_f64(),
+        states.iter().map(Vec::len).sum::<usize>()
     );
     states
         .into_iter()
@@ -230,57 +240,99 @@ pub fn solve_pair(
         .collect()
 }
 
-/// Slots a level's marked runs must hold before its scan is shared
+/// Slots a level's marked tiles must hold before its scan is shared
 /// among threads.
 const PARALLEL_SLOTS: u64 = 1 << 16;
 
-/// Most bits the marks of one level take (2 MiB): the runs of slots are
-/// as short as that allows, from 64 slots (a 6 x 6 pair's are up to 256).
+/// Most bits the marks of one level take (2 MiB): the tiles are as small
+/// as that allows, from 8 x 8 slots (a 6 x 6 pair's are up to 16 x 16).
 const MAX_LEVEL_MARKS: u64 = 1 << 24;
-const SHORTEST_RUN: u32 = 6;
+const SMALLEST_TILE: u32 = 3;
 
-/// For each level, a bit for each run of slots of the pair: some position
-/// of the run was known at that level (or put off to it) at some time. A
-/// run is scanned at a level only if it is marked there. A level's bits
-/// exist from its first mark until it has been scanned.
+/// A square of slots of one block: up to `1 << tile_bits` black sets by as
+/// many white sets. A level scans the tiles marked for it column by
+/// column, so that the parents a column's positions tell are neighbours
+/// in one row of the partner block (a child's parents keep its black set
+/// as their white set), not slots a row apart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Tile {
+    side: usize,
+    block: usize,
+    blacks: std::ops::Range<u64>,
+    whites: std::ops::Range<u64>,
+}
+
+/// Where a block's tiles are among all the pair's.
+#[derive(Clone, Copy)]
+struct Tiling {
+    first: u64,
+    side: usize,
+    block: usize,
+    /// Tiles across (white sets), and the block's sets.
+    across: u64,
+    offset: u64,
+    black_sets: u64,
+    white_sets: u64,
+}
+
+/// For each level, a bit for each tile of the pair: some position of the
+/// tile was known at that level (or put off to it) at some time. A tile
+/// is scanned at a level only if it is marked there. A level's bits exist
+/// from its first mark until it has been scanned.
 struct Marks {
     /// Each level's bits, `words` words.
     levels: Vec<OnceLock<Box<[AtomicU64]>>>,
     words: usize,
-    /// A run is `1 << run_bits` slots of one side.
-    run_bits: u32,
-    /// Each side's first run (the sides' runs follow each other).
-    first_run: Vec<u64>,
-    /// Each side's slots.
-    slots: Vec<u64>,
+    /// A tile's side is `1 << tile_bits` sets.
+    tile_bits: u32,
+    /// Every block of both sides, in order.
+    tilings: Vec<Tiling>,
+    /// Each side's first entry in `tilings`.
+    first_tiling: Vec<usize>,
 }
 
 impl Marks {
-    fn new(states: &[Vec<AtomicU16>]) -> Marks {
-        let slots: Vec<u64> = states.iter().map(|side| side.len() as u64).collect();
-        let run_bits = run_bits(slots.iter().sum());
-        let mut first_run = Vec::new();
-        let mut runs = 0;
-        for &n in &slots {
-            first_run.push(runs);
-            runs += n.div_ceil(1 << run_bits);
+    fn new(layers: &[&Layer]) -> Marks {
+        let tile_bits = tile_bits(layers);
+        let mut tilings = Vec::new();
+        let mut first_tiling = Vec::new();
+        let mut tiles = 0;
+        for (side, layer) in layers.iter().enumerate() {
+            first_tiling.push(tilings.len());
+            for (block, b) in layer.blocks.iter().enumerate() {
+                let across = b.white_sets.div_ceil(1 << tile_bits);
+                tilings.push(Tiling {
+                    first: tiles,
+                    side,
+                    block,
+                    across,
+                    offset: b.offset,
+                    black_sets: b.black_sets,
+                    white_sets: b.white_sets,
+                });
+                tiles += across * b.black_sets.div_ceil(1 << tile_bits);
+            }
         }
         Marks {
             levels: (0..UNBOUNDED).map(|_| OnceLock::new()).collect(),
-            words: runs.div_ceil(64) as usize,
-            run_bits,
-            first_run,
-            slots,
+            words: tiles.div_ceil(64) as usize,
+            tile_bits,
+            tilings,
+            first_tiling,
         }
     }
 
-    /// Marks the run of `slot` of side `i` for `level`.
-    fn mark(&self, level: u16, i: usize, slot: u64) {
-        let run = self.first_run[i] + (slot >> self.run_bits);
+    /// Marks the tile of `slot` (of block `block` of side `i`) for `level`.
+    fn mark(&self, level: u16, i: usize, block: usize, slot: u64) {
+        let tiling = &self.tilings[self.first_tiling[i] + block];
+        let within = slot - tiling.offset;
+        let (black, white) = (within / tiling.white_sets, within % tiling.white_sets);
+        let tile =
+            tiling.first + (black >> self.tile_bits) * tiling.across + (white >> self.tile_bits);
         let bits = self.levels[level as usize]
             .get_or_init(|| (0..self.words).map(|_| AtomicU64::new(0)).collect());
-        let word = &bits[(run / 64) as usize];
-        let bit = 1 << (run % 64);
+        let word = &bits[(tile / 64) as usize];
+        let bit = 1 << (tile % 64);
         if word.load(Ordering::Relaxed) & bit == 0 {
             word.fetch_or(bit, Ordering::Relaxed);
         }
@@ -301,22 +353,29 @@ impl Marks {
         self.levels[level as usize].take();
     }
 
-    /// The runs marked for `level`: side and slots.
-    fn runs(&self, level: u16) -> Vec<(usize, std::ops::Range<u64>)> {
-        let mut runs = Vec::new();
+    /// The tiles marked for `level`.
+    fn tiles(&self, level: u16) -> Vec<Tile> {
+        let mut tiles = Vec::new();
         for (w, word) in self.level(level).iter().enumerate() {
             let mut bits = word.load(Ordering::Relaxed);
             while bits != 0 {
-                let run = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                let tile = w as u64 * 64 + u64::from(bits.trailing_zeros());
                 bits &= bits - 1;
-                let i = self.first_run.partition_point(|&first| first <= run) - 1;
-                let run = run - self.first_run[i];
-                let start = run << self.run_bits;
-                let end = (run + 1) << self.run_bits;
-                runs.push((i, start..end.min(self.slots[i])));
+                let tiling =
+                    &self.tilings[self.tilings.partition_point(|tiling| tiling.first <= tile) - 1];
+                let within = tile - tiling.first;
+                let sets = |index: u64, count: u64| {
+                    index << self.tile_bits..((index + 1) << self.tile_bits).min(count)
+                };
+                tiles.push(Tile {
+                    side: tiling.side,
+                    block: tiling.block,
+                    blacks: sets(within / tiling.across, tiling.black_sets),
+                    whites: sets(within % tiling.across, tiling.white_sets),
+                });
             }
         }
-        runs
+        tiles
     }
 
     fn level(&self, level: u16) -> &[AtomicU64] {
@@ -324,12 +383,40 @@ impl Marks {
     }
 }
 
-/// The shortest runs (as a power of two) whose marks of one level for a
-/// pair of `slots` slots fit in [`MAX_LEVEL_MARKS`] bits.
-fn run_bits(slots: u64) -> u32 {
-    (SHORTEST_RUN..64)
-        .find(|&bits| slots >> bits <= MAX_LEVEL_MARKS)
-        .unwrap_or(63)
+/// The rows of `tiles` (in the order [`Marks::tiles`] gives them): the
+/// runs of tiles of one block with the same black sets.
+fn rows_of(tiles: &[Tile]) -> Vec<std::ops::Range<usize>> {
+    let mut rows: Vec<std::ops::Range<usize>> = Vec::new();
+    for (t, tile) in tiles.iter().enumerate() {
+        match rows.last_mut() {
+            Some(row)
+                if {
+                    let first = &tiles[row.start];
+                    (first.side, first.block, &first.blacks)
+                        == (tile.side, tile.block, &tile.blacks)
+                } =>
+            {
+                row.end = t + 1
+            }
+            _ => rows.push(t..t + 1),
+        }
+    }
+    rows
+}
+
+/// The smallest tiles (as a power of two a side) whose marks of one level
+/// for the blocks of `layers` fit in [`MAX_LEVEL_MARKS`] bits.
+fn tile_bits(layers: &[&Layer]) -> u32 {
+    let tiles = |bits: u32| -> u64 {
+        layers
+            .iter()
+            .flat_map(|layer| &layer.blocks)
+            .map(|b| b.black_sets.div_ceil(1 << bits) * b.white_sets.div_ceil(1 << bits))
+            .sum()
+    };
+    (SMALLEST_TILE..32)
+        .find(|&bits| tiles(bits) <= MAX_LEVEL_MARKS)
+        .unwrap_or(31)
 }
 
 /// Whether a state's distance is final when its level comes: a won
@@ -345,48 +432,46 @@ fn known(state: u16) -> bool {
 
 /// Tells an undecided parent that a child is decided at `distance`, won
 /// (`child_won`) or lost for its side to move; returns the parent's
-/// distance when that makes it known.
+/// distance when that makes it known. Only the caller updates the slot
+/// meanwhile (a unit owns the columns its children's parents are in), so
+/// a plain load and store do.
 ///
 /// # Errors
 /// [`SolveError::TooDeep`] when that distance is beyond [`MAX_DTE`].
 fn tell(slot: &AtomicU16, child_won: bool, distance: u16) -> Result<Option<u16>, SolveError> {
     let through = distance + 1;
     let too_deep = || Err(SolveError::TooDeep(u32::from(through)));
-    let mut state = slot.load(Ordering::Relaxed);
-    loop {
-        if state & DONE != 0 || state & NO_POSITION == NO_POSITION {
+    let state = slot.load(Ordering::Relaxed);
+    if state & DONE != 0 || state & NO_POSITION == NO_POSITION {
+        return Ok(None);
+    }
+    let (new, known) = if !child_won {
+        // A move into a loss: a won parent's route one ply longer.
+        let bound = state & DISTANCE;
+        if state & WON == 0 || (bound != UNBOUNDED && bound <= through) {
             return Ok(None);
         }
-        let (new, known) = if !child_won {
-            // A move into a loss: a won parent's route one ply longer.
-            let bound = state & DISTANCE;
-            if state & WON == 0 || (bound != UNBOUNDED && bound <= through) {
-                return Ok(None);
-            }
-            if u32::from(through) > MAX_DTE {
-                return too_deep();
-            }
-            (state & !DISTANCE | through, through)
-        } else {
-            // A move into a win: one move fewer a lost parent waits for.
-            if state & LOST == 0 || state & COUNT == 0 {
-                return Ok(None);
-            }
-            let new = state - (1 << COUNT_SHIFT);
-            if new & COUNT != 0 {
-                (new, UNBOUNDED)
-            } else if u32::from(through) > MAX_DTE {
-                return too_deep();
-            } else {
-                let d = (new & DISTANCE).max(through);
-                (new & !DISTANCE | d, d)
-            }
-        };
-        match slot.compare_exchange_weak(state, new, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return Ok((known != UNBOUNDED).then_some(known)),
-            Err(actual) => state = actual,
+        if u32::from(through) > MAX_DTE {
+            return too_deep();
         }
-    }
+        (state & !DISTANCE | through, through)
+    } else {
+        // A move into a win: one move fewer a lost parent waits for.
+        if state & LOST == 0 || state & COUNT == 0 {
+            return Ok(None);
+        }
+        let new = state - (1 << COUNT_SHIFT);
+        if new & COUNT != 0 {
+            (new, UNBOUNDED)
+        } else if u32::from(through) > MAX_DTE {
+            return too_deep();
+        } else {
+            let d = (new & DISTANCE).max(through);
+            (new & !DISTANCE | d, d)
+        }
+    };
+    slot.store(new, Ordering::Relaxed);
+    Ok((known != UNBOUNDED).then_some(known))
 }
 
 /// A layer's slots as file values with its tallies (see
@@ -471,41 +556,76 @@ mod tests {
     }
 
     #[test]
-    fn runs_grow_to_keep_the_marks_of_a_large_pair_small() {
-        // The largest 6 x 6 pair: runs of 256 slots, 1.8 MiB of marks a
-        // level.
-        assert_eq!(run_bits(3_940_530_528), 8);
-        // The largest 5 x 5 pair, and anything smaller: the shortest runs.
-        assert_eq!(run_bits(8_060_000), SHORTEST_RUN);
-        assert_eq!(run_bits(0), SHORTEST_RUN);
+    fn tiles_grow_to_keep_the_marks_of_a_large_pair_small() {
+        // The largest 6 x 6 pair: tiles of 16 x 16 slots.
+        let shape = Shape::new(6, 5).unwrap();
+        let (a, b) = (shape.layer(15, 15), shape.layer(15, 15));
+        assert_eq!(tile_bits(&[&a, &b]), 4);
+        // A 5 x 5 pair, and anything smaller: the smallest tiles.
+        let shape = Shape::new(5, 4).unwrap();
+        let (a, b) = (shape.layer(8, 9), shape.layer(9, 8));
+        assert_eq!(tile_bits(&[&a, &b]), SMALLEST_TILE);
+        assert_eq!(tile_bits(&[]), SMALLEST_TILE);
     }
 
     #[test]
-    fn marks_name_the_runs_of_both_sides_at_their_level() {
-        let side = |n: u64| (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
-        const RUN: u64 = 1 << SHORTEST_RUN;
-        let states = vec![side(RUN * 2 + 5), side(RUN * 63 + 1)];
-        let mut marks = Marks::new(&states);
-        assert_eq!(marks.run_bits, SHORTEST_RUN);
+    fn marks_name_the_tiles_of_both_sides_at_their_level() {
+        let shape = Shape::new(5, 4).unwrap();
+        let (a, b) = (shape.layer(8, 9), shape.layer(9, 8));
+        let mut marks = Marks::new(&[&a, &b]);
+        assert_eq!(marks.tile_bits, SMALLEST_TILE);
         assert_eq!(marks.next_from(0), None);
-        marks.mark(7, 0, RUN * 2 + 4);
-        marks.mark(7, 1, RUN * 63);
-        marks.mark(7, 1, 3);
-        marks.mark(9, 1, 0);
+        // The largest block of each side, and a slot of it in the second
+        // row and the third column of tiles.
+        let largest = |layer: &Layer| {
+            (0..layer.blocks.len())
+                .max_by_key(|&i| layer.blocks[i].slots())
+                .unwrap()
+        };
+        let (ba, bb) = (largest(&a), largest(&b));
+        let block = &a.blocks[ba];
+        assert!(block.black_sets > 8 && block.white_sets > 24);
+        marks.mark(7, 0, ba, block.slot(9, 17));
+        marks.mark(7, 0, ba, block.slot(15, 23));
+        marks.mark(7, 1, bb, b.blocks[bb].offset);
+        marks.mark(9, 1, bb, b.blocks[bb].offset);
         assert_eq!(marks.next_from(0), Some(7));
         assert_eq!(marks.next_from(8), Some(9));
         assert_eq!(marks.next_from(10), None);
+        let first = |sets: u64| 0..8.min(sets);
         assert_eq!(
-            marks.runs(7),
+            marks.tiles(7),
             vec![
-                (0, RUN * 2..RUN * 2 + 5),
-                (1, 0..RUN),
-                (1, RUN * 63..RUN * 63 + 1)
+                Tile {
+                    side: 0,
+                    block: ba,
+                    blacks: 8..16.min(block.black_sets),
+                    whites: 16..24,
+                },
+                Tile {
+                    side: 1,
+                    block: bb,
+                    blacks: first(b.blocks[bb].black_sets),
+                    whites: first(b.blocks[bb].white_sets),
+                }
             ]
         );
         // A level scanned is gone, its memory with it.
         marks.scanned(7);
         assert_eq!(marks.next_from(0), Some(9));
-        assert!(marks.runs(7).is_empty() && marks.levels[7].get().is_none());
+        assert!(marks.tiles(7).is_empty() && marks.levels[7].get().is_none());
+    }
+
+    #[test]
+    fn a_row_of_tiles_is_one_unit() {
+        let tile = |block: usize, blacks: u64, whites: u64| Tile {
+            side: 0,
+            block,
+            blacks: blacks..blacks + 8,
+            whites: whites..whites + 8,
+        };
+        let tiles = [tile(0, 0, 0), tile(0, 0, 16), tile(0, 8, 0), tile(1, 8, 0)];
+        assert_eq!(rows_of(&tiles), vec![0..2, 2..3, 3..4]);
+        assert!(rows_of(&[]).is_empty());
     }
 }
