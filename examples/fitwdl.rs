@@ -55,6 +55,9 @@ struct Args {
     /// Games per board and rule.
     #[arg(long, default_value_t = 400)]
     games: u64,
+    /// Games on each --check board (default: --games).
+    #[arg(long)]
+    check_games: Option<u64>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Save the sampled positions to this file (to fit again without
@@ -698,7 +701,8 @@ fn sample_all(args: &Args, rng: &mut Rng) -> (Vec<Sample>, Vec<(String, Vec<Samp
             n = kind.size
         );
         let oracle = Oracle(Arc::new(layered));
-        let samples = sample(kind.size, kind.rules, &oracle, args.games, rng, &mut proven);
+        let games = args.check_games.unwrap_or(args.games);
+        let samples = sample(kind.size, kind.rules, &oracle, games, rng, &mut proven);
         checks.push((name, samples));
     }
     (fitted_on, checks)
