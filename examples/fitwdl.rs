@@ -92,10 +92,16 @@ enum Truth {
     Loss,
 }
 
+/// A board size and a rule: each has a knot curve of its own.
+type Board = (usize, Rules);
+
 /// One sampled position: its search score and true result.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
     position: Position,
+    /// The rule its game was played under (the same score means more
+    /// wins and fewer draws under `classic`, where a blocked side wins).
+    rules: Rules,
     score: f64,
     truth: Truth,
     held_out: bool,
@@ -125,16 +131,23 @@ impl Sample {
         f64::from(self.position.cars(color).count_ones())
     }
 
-    /// One line of a samples file: position, score, truth, held out.
+    /// One line of a samples file: position, score, truth, held out,
+    /// game, rule.
     fn line(&self) -> String {
         format!(
-            "{}|{}|{:?}|{}|{}",
+            "{}|{}|{:?}|{}|{}|{}",
             notation::format_position(&self.position),
             self.score,
             self.truth,
             self.held_out,
-            self.game
+            self.game,
+            self.rules.name()
         )
+    }
+
+    /// Its board and rule, which have a curve of their own.
+    fn board(&self) -> Board {
+        (self.position.size(), self.rules)
     }
 
     fn read(line: &str) -> Option<Sample> {
@@ -148,10 +161,11 @@ impl Sample {
             _ => return None,
         };
         let held_out = fields.next()?.parse().ok()?;
-        // Files written before games were numbered have no fifth field.
-        let game = fields.next().map_or(Some(0), |g| g.parse().ok())?;
+        let game = fields.next()?.parse().ok()?;
+        let rules = Rules::from_name(fields.next()?)?;
         Some(Sample {
             position,
+            rules,
             score,
             truth,
             held_out,
@@ -344,6 +358,7 @@ fn sample(
                 } else {
                     samples.push(Sample {
                         position,
+                        rules,
                         score: f64::from(score),
                         truth,
                         held_out: game_number % 2 == 1,
@@ -630,10 +645,10 @@ fn knot_chances(points: &[(i32, f64)], score: f64) -> (f64, f64) {
 
 /// One board's held-out score: log loss and hit rate of `curve` on
 /// `test`, and of the constant prediction `train` gives.
-fn held_out_line(n: usize, train: &[&Sample], test: &[&Sample], curve: Curve) {
+fn held_out_line(name: &str, train: &[&Sample], test: &[&Sample], curve: Curve) {
     let base = constant(train, test);
     println!(
-        "  {n}x{n}: {} held out: {:.3} ({:.1}%), constant {:.3} ({:.1}%)",
+        "  {name}: {} held out: {:.3} ({:.1}%), constant {:.3} ({:.1}%)",
         test.len(),
         log_loss(test, curve),
         hit_rate(test, curve),
@@ -660,10 +675,25 @@ fn on<'a>(samples: &[&'a Sample], size: usize) -> Vec<&'a Sample> {
         .collect()
 }
 
+/// The samples of one board and rule.
+fn under<'a>(samples: &[&'a Sample], board: Board) -> Vec<&'a Sample> {
+    samples
+        .iter()
+        .copied()
+        .filter(|s| s.board() == board)
+        .collect()
+}
+
+/// How a board and rule are named in the output: `5x5 classic`.
+fn board_name((n, rules): Board) -> String {
+    format!("{n}x{n} {}", rules.name())
+}
+
 /// The engine's curve for a sample: the one for the default evaluation
-/// (which scored the samples) on its board.
+/// (which scored the samples) on its board and rule.
 fn engine_curve(s: &Sample) -> (f64, f64) {
-    wdl::Curve::of(Settings::default().evaluation, s.position.size()).chances(s.score, &s.position)
+    let (size, rules) = s.board();
+    wdl::Curve::of(Settings::default().evaluation, size, rules).chances(s.score, &s.position)
 }
 
 /// Samples the positions to fit on (3 x 3 to 5 x 5) and to check on.
@@ -732,6 +762,10 @@ fn sample_records(path: &std::path::Path) -> Result<Vec<Sample>, String> {
             Some("1/2-1/2") => None,
             _ => continue,
         };
+        let rules = record
+            .tag("Rules")
+            .map_or(Some(Rules::Textbook), Rules::from_name)
+            .ok_or_else(|| format!("{}: game {}: unknown rules", path.display(), number + 1))?;
         let mut game = Game::new(*record.game.start());
         for (&mv, comment) in record.game.moves().iter().zip(&record.comments) {
             let position = *game.position();
@@ -749,6 +783,7 @@ fn sample_records(path: &std::path::Path) -> Result<Vec<Sample>, String> {
                 };
                 samples.push(Sample {
                     position,
+                    rules,
                     score: f64::from(score),
                     truth,
                     held_out: number % 2 == 1,
@@ -841,6 +876,9 @@ fn main() {
     let mut sizes: Vec<usize> = fitted_on.iter().map(|s| s.position.size()).collect();
     sizes.sort_unstable();
     sizes.dedup();
+    let mut boards: Vec<Board> = fitted_on.iter().map(Sample::board).collect();
+    boards.sort_unstable_by_key(|&(n, rules)| (n, rules.name()));
+    boards.dedup();
     let held_out: Vec<&Sample> = fitted_on.iter().filter(|s| s.held_out).collect();
     println!(
         "fitted on {} positions of the boards from 4 x 4 up (PerBoard, CarShareEach: each board on its own share of {}), \
@@ -871,7 +909,7 @@ fn main() {
             if test.is_empty() {
                 continue;
             }
-            held_out_line(n, &on(&train, n), &test, &curve_of);
+            held_out_line(&format!("{n}x{n}"), &on(&train, n), &test, &curve_of);
         }
         for (name, samples) in &checks {
             let test: Vec<&Sample> = samples.iter().collect();
@@ -890,13 +928,14 @@ fn main() {
         }
     }
     println!("the engine's curve (src/wdl.rs):");
-    for &n in &sizes {
-        let test = on(&held_out, n);
+    for &board in &boards {
+        let test = under(&held_out, board);
         if test.is_empty() {
             continue;
         }
         println!(
-            "  {n}x{n}: {} held out: {:.3} ({:.1}%)",
+            "  {}: {} held out: {:.3} ({:.1}%)",
+            board_name(board),
             test.len(),
             log_loss(&test, &engine_curve),
             hit_rate(&test, &engine_curve)
@@ -932,33 +971,32 @@ fn main() {
             );
         }
     }
-    println!("knot curves (wdl::Knots) fitted on each board alone, held out:");
-    for &n in &sizes {
-        let test = on(&held_out, n);
-        if test.is_empty() || n == 3 {
+    println!("knot curves (wdl::Knots) fitted on each board and rule alone, held out:");
+    for &board in boards.iter().filter(|&&(n, _)| n > 3) {
+        let (train, test) = (under(&train, board), under(&held_out, board));
+        if test.is_empty() {
             continue;
         }
-        let points = fit_knots(&on(&train, n));
+        let points = fit_knots(&train);
         let curve = |s: &Sample| knot_chances(&points, s.score);
-        held_out_line(n, &on(&train, n), &test, &curve);
+        held_out_line(&board_name(board), &train, &test, &curve);
         calibration(&test, &curve);
     }
-    // What goes into the engine: each board's knots fitted on all its
-    // positions, held out or not, once the held-out ones have shown how
-    // well the fit carries over.
+    // What goes into the engine: each board's and rule's knots fitted on
+    // all its positions, held out or not, once the held-out ones have
+    // shown how well the fit carries over.
     println!("knot curves fitted on all positions (for src/wdl.rs):");
-    for &n in sizes.iter().filter(|&&n| n > 3) {
-        let all: Vec<&Sample> = fitted_on
-            .iter()
-            .filter(|s| s.position.size() == n)
-            .collect();
-        let points = fit_knots(&all);
+    let every: Vec<&Sample> = fitted_on.iter().collect();
+    for &board in boards.iter().filter(|&&(n, _)| n > 3) {
+        let points = fit_knots(&under(&every, board));
         let table: Vec<String> = points
             .iter()
             .map(|(k, p)| format!("({k}, {p:.4})"))
             .collect();
+        let (n, rules) = board;
         println!(
-            "const KNOTS_{n}: [(i32, f64); {}] = [{}];",
+            "const NET_{n}_{}: [(i32, f64); {}] = [{}];",
+            rules.name().to_uppercase(),
             points.len(),
             table.join(", ")
         );

@@ -110,6 +110,21 @@ pub(crate) fn create(path: &Path) -> Result<File, String> {
     open_for_writing(path, true)
 }
 
+/// Opens the output file at `path` to write after its first `keep`
+/// bytes, dropping the rest (created if missing): for a run that goes on
+/// where an earlier one stopped.
+///
+/// # Errors
+/// A message naming the file, as for [`check_writable`].
+pub(crate) fn append(path: &Path, keep: u64) -> Result<File, String> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = open_for_writing(path, false)?;
+    file.set_len(keep)
+        .and_then(|()| file.seek(SeekFrom::End(0)))
+        .map_err(|error| format!("cannot write {}: {error}", shown(path)))?;
+    Ok(file)
+}
+
 /// Writes `text` to the output file at `path` (created, or replaced).
 ///
 /// # Errors

@@ -34,18 +34,18 @@
 //! on.
 //!
 //! ```
-//! use dodgem::Position;
+//! use dodgem::{Position, Rules};
 //! use dodgem::wdl::{Curve, Wdl};
 //! let start = Position::start(5);
-//! let even = Wdl::from_score(0, &start, Curve::net(5));
+//! let even = Wdl::from_score(0, &start, Curve::net(5, Rules::Textbook));
 //! assert_eq!(even.win + even.draw + even.loss, 1000);
 //! assert_eq!(even.win, even.loss);
-//! assert_eq!(Wdl::from_score(dodgem::search::MATE - 9, &start, Curve::net(5)), Wdl::WIN);
+//! assert_eq!(Wdl::from_score(dodgem::search::MATE - 9, &start, Curve::net(5, Rules::Classic)), Wdl::WIN);
 //! ```
 
 use std::fmt;
 
-use crate::board::{Color, Position};
+use crate::board::{Color, Position, Rules};
 use crate::eval::{Evaluation, moves_to_go};
 use crate::score::TABLE_WIN_BOUND;
 
@@ -133,7 +133,8 @@ pub enum Width {
 
 // `net`'s knots (`examples/fitwdl.rs --knots-only` prints them): 4 x 4
 // and 5 x 5 from positions of games between random levels under both
-// rules, 6 x 6 from `textbook` ones, each labelled by the solved tables;
+// rules, 6 x 6 from `textbook` ones, each labelled by the solved tables
+// (the same knots for both rules so far);
 // 7 x 7 and 8 x 8 from 800 games each of the engine against itself at
 // 1+0.01, labelled by how they ended (docs/wdl.md). A score of exactly 0,
 // mostly a draw the search found, has a knot of its own.
@@ -254,20 +255,20 @@ static NET_8: Knots<'static> = Knots {
 };
 
 impl Curve {
-    /// `net`'s curve on a board of `size`: knots fitted on each board from
-    /// 4 x 4 up alone (see the module docs); on 3 x 3, which has no draw,
-    /// a logistic curve (`a` is 0 there).
-    pub fn net(size: usize) -> Curve {
-        match size {
-            0..=3 => Curve::Logistic(Logistic {
+    /// `net`'s curve on a board of `size` under `rules`: knots fitted on
+    /// each board from 4 x 4 up alone (see the module docs); on 3 x 3,
+    /// which has no draw, a logistic curve (`a` is 0 there).
+    pub fn net(size: usize, rules: Rules) -> Curve {
+        match (size, rules) {
+            (0..=3, _) => Curve::Logistic(Logistic {
                 width: Width::CarShare,
                 a_scale: 0.0,
                 b_scale: 19.934,
             }),
-            4 => Curve::Knots(&NET_4),
-            5 => Curve::Knots(&NET_5),
-            6 => Curve::Knots(&NET_6),
-            7 => Curve::Knots(&NET_7),
+            (4, _) => Curve::Knots(&NET_4),
+            (5, _) => Curve::Knots(&NET_5),
+            (6, _) => Curve::Knots(&NET_6),
+            (7, _) => Curve::Knots(&NET_7),
             _ => Curve::Knots(&NET_8),
         }
     }
@@ -281,12 +282,13 @@ impl Curve {
     });
 
     /// The curve for the scores a search with `evaluation` gives on a
-    /// board of `size` (`auto` as [`Evaluation::resolved`] resolves it).
-    /// `race` and `textbook` have no fit of their own and take `net`'s.
-    pub fn of(evaluation: Evaluation, size: usize) -> Curve {
+    /// board of `size` under `rules` (`auto` as [`Evaluation::resolved`]
+    /// resolves it). `race` and `textbook` have no fit of their own and
+    /// take `net`'s.
+    pub fn of(evaluation: Evaluation, size: usize, rules: Rules) -> Curve {
         match evaluation.resolved() {
             Evaluation::Learned => Curve::LEARNED,
-            _ => Curve::net(size),
+            _ => Curve::net(size, rules),
         }
     }
 
@@ -400,7 +402,15 @@ mod tests {
             "7B/8/8/8/8/8/8/W7 b",
         ];
         for position in positions.map(|p| crate::notation::parse_position(p).unwrap()) {
-            for curve in [Curve::net(5), Curve::net(7), Curve::net(8), Curve::LEARNED] {
+            let curves = [
+                Curve::net(4, Rules::Classic),
+                Curve::net(5, Rules::Textbook),
+                Curve::net(5, Rules::Classic),
+                Curve::net(7, Rules::Textbook),
+                Curve::net(8, Rules::Textbook),
+                Curve::LEARNED,
+            ];
+            for curve in curves {
                 let mut last_win = 0;
                 for score in (-3000..=3000).step_by(7) {
                     let wdl = Wdl::from_score(score, &position, curve);
@@ -417,7 +427,7 @@ mod tests {
     #[test]
     fn proven_results_are_exact() {
         let start = Position::start(6);
-        let curve = Curve::net(5);
+        let curve = Curve::net(5, Rules::Textbook);
         assert_eq!(Wdl::from_score(MATE - 1, &start, curve), Wdl::WIN);
         assert_eq!(Wdl::from_score(-(MATE - 40), &start, curve), Wdl::LOSS);
         assert_eq!(Wdl::from_score(30_000 - 17, &start, curve), Wdl::WIN);
@@ -428,16 +438,18 @@ mod tests {
     #[test]
     fn each_evaluation_reads_its_scores_on_its_own_curve() {
         use Evaluation::*;
-        assert_eq!(Curve::of(Auto, 6), Curve::net(6));
-        assert_eq!(Curve::of(Auto, 8), Curve::net(8));
-        assert_eq!(Curve::of(Learned, 5), Curve::LEARNED);
-        assert_eq!(Curve::of(Learned, 7), Curve::LEARNED);
-        assert_eq!(Curve::of(Net, 8), Curve::net(8));
-        assert_eq!(Curve::of(Race, 5), Curve::net(5));
+        use Rules::{Classic, Textbook};
+        assert_eq!(Curve::of(Auto, 6, Textbook), Curve::net(6, Textbook));
+        assert_eq!(Curve::of(Auto, 8, Classic), Curve::net(8, Classic));
+        assert_eq!(Curve::of(Auto, 5, Classic), Curve::net(5, Classic));
+        assert_eq!(Curve::of(Learned, 5, Textbook), Curve::LEARNED);
+        assert_eq!(Curve::of(Learned, 7, Classic), Curve::LEARNED);
+        assert_eq!(Curve::of(Net, 8, Textbook), Curve::net(8, Textbook));
+        assert_eq!(Curve::of(Race, 5, Textbook), Curve::net(5, Textbook));
         // The same score means other chances on the two evaluations' scales.
         let position = Position::start(7);
-        let net = Wdl::from_score(300, &position, Curve::of(Net, 7));
-        let learned = Wdl::from_score(300, &position, Curve::of(Learned, 7));
+        let net = Wdl::from_score(300, &position, Curve::of(Net, 7, Textbook));
+        let learned = Wdl::from_score(300, &position, Curve::of(Learned, 7, Textbook));
         assert_ne!(learned, net);
     }
 

@@ -5,10 +5,9 @@
 //! the command line and after a good load, without a hang.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use crate::common::{Engine, LONG, run, scratch, shared, table_dir};
+use crate::common::{Engine, LONG, mkfifo, run, scratch, shared, table_dir};
 use dodgem::board::Rules;
 use dodgem::solver::{self, Dtz, Kind, Metric, Shape, Tables};
 use dodgem::tablebase;
@@ -166,14 +165,6 @@ fn a_current_directory_recodes_value_for_value_into_the_smallest_code() {
     let verified = solver::verify(&again, 2, None, &|_, _| {}).unwrap();
     assert_eq!(verified.mismatches, 0);
     std::fs::remove_dir_all(&base).unwrap();
-}
-
-/// Makes a FIFO at `path` (false where `mkfifo` is missing).
-fn mkfifo(path: &Path) -> bool {
-    Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 #[test]

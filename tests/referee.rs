@@ -1307,6 +1307,173 @@ fn a_gauntlet_plays_every_cell_once_and_resumes() {
     );
 }
 
+/// The records of a match file, one string a game, in order.
+fn records(text: &str) -> Vec<String> {
+    text.split("[Event ")
+        .filter(|record| !record.trim().is_empty())
+        .map(|record| format!("[Event {record}"))
+        .collect()
+}
+
+#[test]
+fn a_stopped_match_resumes_from_its_records_to_the_same_games() {
+    let _cpu = shared();
+    let scratch = Scratch::new("resume");
+    let (pgn, json) = (scratch.path("games.pgn"), scratch.path("results.json"));
+    let (pgn_arg, json_arg) = (pgn.to_str().unwrap(), json.to_str().unwrap());
+    // Node limits: the same games every time.
+    let of = |games: &str, plies: &str| {
+        Match::new(&engine(), &engine()).with(&[
+            "--size",
+            "4",
+            "--nodes",
+            "300",
+            "--games",
+            games,
+            "--random-plies",
+            plies,
+            "--seed",
+            "7",
+            "--pgn",
+            pgn_arg,
+            "--results",
+            json_arg,
+        ])
+    };
+    let base = of("4", "2");
+    let full = run_match(base.clone());
+    assert!(full.status.success(), "{}", full.stderr);
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let games = records(&text);
+    assert_eq!(games.len(), 4);
+    let moves = |text: &str| -> Vec<Vec<String>> {
+        replay_pgn(text)
+            .unwrap()
+            .into_iter()
+            .map(|game| game.moves)
+            .collect()
+    };
+
+    // Stopped after two games: the rest are played, the first two kept.
+    std::fs::write(&pgn, games[..2].concat()).unwrap();
+    let resumed = run_match(base.clone().with(&["--resume"]));
+    assert!(resumed.status.success(), "{}", resumed.stderr);
+    assert!(
+        !resumed.stdout.contains("Finished game 1 "),
+        "{}",
+        resumed.stdout
+    );
+    assert!(
+        !resumed.stdout.contains("Finished game 2 "),
+        "{}",
+        resumed.stdout
+    );
+    assert!(
+        resumed.stdout.contains("Finished game 3 "),
+        "{}",
+        resumed.stdout
+    );
+    assert!(
+        resumed.stdout.contains("Finished game 4 "),
+        "{}",
+        resumed.stdout
+    );
+    let again = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(moves(&again), moves(&text));
+    assert!(again.starts_with(&games[..2].concat()));
+    let totals: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(totals["totals"], results["totals"]);
+    assert_eq!(totals["games"].as_array().unwrap().len(), 4);
+    for (a, b) in totals["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(results["games"].as_array().unwrap())
+    {
+        assert_eq!(a["result"], b["result"]);
+        assert_eq!(a["termination"], b["termination"]);
+    }
+
+    // All four there: nothing is played, the score is the same.
+    let done = run_match(base.clone().with(&["--resume"]));
+    assert!(done.status.success(), "{}", done.stderr);
+    assert!(!done.stdout.contains("Finished game"), "{}", done.stdout);
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), again);
+    let score = |out: &str| {
+        out.lines()
+            .find(|l| l.starts_with("Score of"))
+            .map(str::to_string)
+    };
+    assert_eq!(score(&done.stdout), score(&full.stdout));
+
+    // Another match's records (openings of another length) are refused,
+    // and kept.
+    let other = run_match(of("4", "3").with(&["--resume"]));
+    assert!(!other.status.success());
+    assert!(
+        other.stderr.contains("game 1 of") && other.stderr.contains("its FEN is"),
+        "{}",
+        other.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), again);
+    // So are more games than --games.
+    let fewer = run_match(of("2", "2").with(&["--resume"]));
+    assert!(!fewer.status.success());
+    assert!(
+        fewer.stderr.contains("more games than the 2 of --games"),
+        "{}",
+        fewer.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), again);
+    // A last record cut short (stopped while writing it) is played again.
+    for cut in [40, 300] {
+        std::fs::write(&pgn, &again[..again.len() - cut]).unwrap();
+        let redone = run_match(base.clone().with(&["--resume"]));
+        assert!(redone.status.success(), "{}", redone.stderr);
+        assert!(redone.stderr.contains("cut short"), "{}", redone.stderr);
+        assert!(
+            redone.stdout.contains("Finished game 4 "),
+            "{}",
+            redone.stdout
+        );
+        assert!(
+            !redone.stdout.contains("Finished game 3 "),
+            "{}",
+            redone.stdout
+        );
+        let redone = std::fs::read_to_string(&pgn).unwrap();
+        assert_eq!(moves(&redone), moves(&text));
+        assert!(redone.starts_with(&records(&again)[..3].concat()));
+    }
+    // A damaged record before the last is refused, and kept.
+    let damaged = again.replacen("[Round \"2\"]", "[Round \"two\"]", 1);
+    std::fs::write(&pgn, &damaged).unwrap();
+    let broken = run_match(base.clone().with(&["--resume"]));
+    assert!(!broken.status.success());
+    assert!(
+        broken.stderr.contains("game 2 of") && broken.stderr.contains("Round"),
+        "{}",
+        broken.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), damaged);
+
+    // Whatever else stands there is refused without a hang.
+    std::fs::remove_file(&pgn).unwrap();
+    if crate::common::mkfifo(&pgn) {
+        let fifo = run_match(base.clone().with(&["--resume"]));
+        assert!(!fifo.status.success());
+        assert!(
+            fifo.stderr.contains("not a regular file"),
+            "{}",
+            fifo.stderr
+        );
+    }
+    // And --resume needs a records file.
+    let bare = run_match(Match::new(&engine(), &engine()).with(&["--resume", "--games", "2"]));
+    assert!(!bare.status.success());
+}
+
 #[test]
 fn a_gauntlet_refuses_a_bad_opponent_before_playing() {
     let scratch = Scratch::new("gauntlet-bad");

@@ -4,7 +4,7 @@
 //! bad command lines.
 
 use std::collections::{HashSet, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::common::{mock, run, scratch, shared};
@@ -34,6 +34,17 @@ fn solve(dir: &Path, size: usize, rules: Rules, max_cars: u32) {
     assert!(!solve_layers(&plan, &mut |_| {}).unwrap().stopped);
 }
 
+/// A fresh scratch directory named after `name`, the whole 4 x 4 board's
+/// tables of `rules` (with their distances) solved into its `tables`
+/// folder, and that folder as `--tables` takes it.
+fn solved_4x4(name: &str, rules: Rules) -> (PathBuf, String) {
+    let dir = scratch(name);
+    let tables = dir.join("tables");
+    solve(&tables, 4, rules, 3);
+    let arg = tables.to_string_lossy().into_owned();
+    (dir, arg)
+}
+
 /// Every position reachable from the start with both sides on the board,
 /// found with the move generator, and its stored value.
 fn reachable_by_moves(tables: &Tables, size: usize) -> Vec<(Position, Dtz)> {
@@ -60,9 +71,8 @@ fn reachable_by_moves(tables: &Tables, size: usize) -> Vec<(Position, Dtz)> {
 fn the_walk_over_the_tables_finds_every_reachable_position_and_samples_uniformly() {
     let _cpu = shared();
     for rules in Rules::ALL {
-        let dir = scratch(&format!("strength-walk-{}", rules.name()));
-        solve(&dir, 4, rules, 3);
-        let tables = Tables::open(&dir).unwrap();
+        let (dir, tables) = solved_4x4(&format!("strength-walk-{}", rules.name()), rules);
+        let tables = Tables::open(Path::new(&tables)).unwrap();
         let all = reachable_by_moves(&tables, 4);
         let mut expected = ReachCounts::default();
         for (position, value) in &all {
@@ -122,9 +132,7 @@ fn rows(report: &str) -> Vec<(String, String, u64, u64)> {
 #[test]
 fn the_benchmark_is_reproducible_and_writes_its_details() {
     let _cpu = shared();
-    let dir = scratch("strength-cli");
-    solve(&dir.join("tables"), 4, Rules::Textbook, 3);
-    let tables = dir.join("tables").to_string_lossy().into_owned();
+    let (dir, tables) = solved_4x4("strength-cli", Rules::Textbook);
     let details = dir.join("details.tsv").to_string_lossy().into_owned();
     let args = [
         "strength",
@@ -207,9 +215,7 @@ fn the_benchmark_is_reproducible_and_writes_its_details() {
 #[test]
 fn an_engine_playing_from_its_tables_keeps_every_result() {
     let _cpu = shared();
-    let dir = scratch("strength-perfect");
-    solve(&dir, 4, Rules::Classic, 3);
-    let tables = dir.to_string_lossy().into_owned();
+    let (dir, tables) = solved_4x4("strength-perfect", Rules::Classic);
     // The engine's own 4 x 4 tables, left on, play perfectly: lost
     // positions too, held out as long as the tables' distance to the end.
     let output = run(
@@ -245,9 +251,7 @@ fn an_engine_playing_from_its_tables_keeps_every_result() {
 #[test]
 fn lost_positions_are_played_out_against_perfect_play() {
     let _cpu = shared();
-    let dir = scratch("strength-lost");
-    solve(&dir.join("tables"), 4, Rules::Textbook, 3);
-    let tables = dir.join("tables").to_string_lossy().into_owned();
+    let (dir, tables) = solved_4x4("strength-lost", Rules::Textbook);
     let details = dir.join("d.tsv");
     // Search alone, one node a move: it holds out less than the tables
     // allow, never more.
@@ -398,9 +402,7 @@ fn faulty_engines_and_bad_command_lines() {
 #[test]
 fn the_details_file_is_checked_first_and_a_failed_write_keeps_the_report() {
     let _cpu = shared();
-    let dir = scratch("strength-details");
-    solve(&dir.join("tables"), 4, Rules::Textbook, 3);
-    let tables = dir.join("tables").to_string_lossy().into_owned();
+    let (dir, tables) = solved_4x4("strength-details", Rules::Textbook);
     // An engine that leaves a mark when it is started.
     let started = dir.join("started");
     let script = format!(

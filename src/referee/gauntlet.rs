@@ -6,9 +6,10 @@
 //! Each cell (opponent, board, clock) is an ordinary match ([`super::run`])
 //! whose game records and results file go to the output directory, named
 //! for the cell. A cell whose results file is already there with the games
-//! asked for is not played again: a gauntlet stopped part of the way (a
-//! session's end, a reboot) resumes where it was by running the same
-//! command. Every argument, engine and file is checked before the first
+//! asked for is not played again, and one stopped part of the way goes on
+//! from the games in its records (`match --resume`): a gauntlet stopped
+//! part of the way (a session's end, a reboot) resumes where it was, to
+//! the game, by running the same command. Every argument, engine and file is checked before the first
 //! game. The table of every cell whose results file is in the directory
 //! (this run's and earlier runs'), with the score per colour, is printed
 //! at the end and written to `summary.md` there, also when a cell fails.
@@ -383,6 +384,8 @@ impl GauntletArgs {
             adjudicate: false,
             tablebase: None,
             pgn: Some(self.out.join(format!("{stem}.pgn"))),
+            // A cell stopped part of the way keeps its finished games.
+            resume: true,
             results: Some(self.partial(cell)),
             sprt: None,
             event: format!("dodgem gauntlet {stem}"),

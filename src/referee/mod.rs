@@ -9,7 +9,7 @@
 //!   [`record`]: what is kept of it;
 //! - [`openings`]: openings from a file or random plies;
 //! - [`pgn`], [`results`]: the game records as PGN and the JSON results
-//!   file;
+//!   file; [`resume`]: a stopped match going on from its records;
 //! - [`stats`]: Elo, interval, likelihood of superiority, SPRT;
 //! - [`adjudication`]: ending decided games from the solved tables;
 //! - [`gauntlet`]: one engine against a list of opponents, boards and
@@ -30,6 +30,7 @@ pub(crate) mod openings;
 pub(crate) mod pgn;
 pub mod record;
 pub(crate) mod results;
+mod resume;
 pub(crate) mod stats;
 
 /// The seeded generator of the random openings, for tools that want the
@@ -141,6 +142,12 @@ pub struct MatchArgs {
     /// Write the game records to this file (PGN-style).
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
+    /// Go on from the games already in the --pgn file (a match stopped
+    /// part of the way, run again with the same command): they are checked
+    /// to be this match's first rounds, count in the score, and are not
+    /// played again.
+    #[arg(long, requires = "pgn")]
+    pub resume: bool,
     /// Write the totals and every game's result to this file (JSON).
     #[arg(long, value_name = "FILE")]
     pub results: Option<PathBuf>,
@@ -284,8 +291,8 @@ struct Plan {
 
 impl Plan {
     /// Game `index` (0-based): opening `index / 2`, the first engine Black
-    /// in even games and White in odd ones.
-    fn play(&self, index: u32) -> GameRecord {
+    /// in even games and White in odd ones; the players Black first.
+    fn round(&self, index: u32) -> (Position, Color, [&Player; 2]) {
         let opening = self.openings[(index as usize / 2) % self.openings.len()];
         let engine1 = if index.is_multiple_of(2) {
             Color::Black
@@ -297,6 +304,11 @@ impl Plan {
             Color::Black => [first, second],
             Color::White => [second, first],
         };
+        (opening, engine1, players)
+    }
+
+    fn play(&self, index: u32) -> GameRecord {
+        let (opening, engine1, players) = self.round(index);
         game::play(&self.settings, players, index + 1, opening, engine1)
     }
 }
@@ -492,6 +504,31 @@ impl Collector<'_> {
         self.write_ready();
     }
 
+    /// Takes the games of an earlier run of the match (rounds 1 and on,
+    /// already in the records file) as played.
+    fn keep(&mut self, games: Vec<GameRecord>) {
+        for game in games {
+            self.tally.record(game.engine1_points());
+            self.bar.inc(1);
+            self.next_round = game.round + 1;
+            self.games.push(game);
+        }
+        self.bar.set_message(format!(
+            "{} vs {}: {} - {} - {}",
+            self.names[0], self.names[1], self.tally.wins, self.tally.losses, self.tally.draws
+        ));
+    }
+
+    /// Records the sequential test's decision, the first time it has one.
+    fn decide(&mut self, sprt: &Sprt) {
+        if self.decided.is_none() {
+            let decision = sprt.decision(&self.tally);
+            if decision != SprtDecision::Continue {
+                self.decided = Some((decision, self.tally.games()));
+            }
+        }
+    }
+
     /// Writes the records that are next in round order.
     fn write_ready(&mut self) {
         while let Some(game) = self.pending.remove(&self.next_round) {
@@ -549,9 +586,33 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
     if let Some(path) = &args.results {
         files::check_writable(path)?;
     }
+    let time_control = plan.settings.limits.describe();
+    let earlier = match &args.pgn {
+        Some(path) if args.resume => resume::played(path, args.games, |index| {
+            let (start, engine1, [black, white]) = plan.round(index);
+            resume::Expected {
+                black: &black.name,
+                white: &white.name,
+                engine1,
+                start,
+                rules: plan.settings.rules,
+                event: &args.event,
+                time_control: &time_control,
+            }
+        })?,
+        _ => resume::Played {
+            games: Vec::new(),
+            bytes: 0,
+        },
+    };
     // Created once the engines have passed their checks, so that a match
-    // that cannot start leaves an earlier record file alone.
+    // that cannot start leaves an earlier record file alone; a resumed
+    // match writes after the games it keeps.
     let pgn_file = match &args.pgn {
+        Some(path) if args.resume => Some((
+            BufWriter::new(files::append(path, earlier.bytes)?),
+            path.clone(),
+        )),
         Some(path) => Some((BufWriter::new(files::create(path)?), path.clone())),
         None => None,
     };
@@ -571,7 +632,7 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
         header: pgn::Header {
             event: args.event.clone(),
             date: pgn::today(),
-            time_control: plan.settings.limits.describe(),
+            time_control,
         },
         pending: BTreeMap::new(),
         next_round: 1,
@@ -579,9 +640,15 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
         error: None,
         decided: None,
     };
+    let resumed = earlier.games.len() as u32;
+    collector.keep(earlier.games);
     let stop = AtomicBool::new(false);
+    if let Some(sprt) = &args.sprt {
+        collector.decide(sprt);
+        stop.store(collector.decided.is_some(), Ordering::Relaxed);
+    }
     // The next game to start; workers take games in order.
-    let next_game = AtomicU32::new(0);
+    let next_game = AtomicU32::new(resumed);
     let (done, finished) = crossbeam_channel::unbounded::<GameRecord>();
     thread::scope(|scope| -> Result<(), MatchError> {
         for worker in 0..args.concurrency.min(args.games as usize) {
@@ -607,16 +674,10 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
         drop(done);
         for game in &finished {
             collector.add(game);
-            if let Some(sprt) = &args.sprt
-                && collector.decided.is_none()
-            {
-                let decision = sprt.decision(&collector.tally);
-                if decision != SprtDecision::Continue {
-                    collector.decided = Some((decision, collector.tally.games()));
-                    stop.store(true, Ordering::Relaxed);
-                }
+            if let Some(sprt) = &args.sprt {
+                collector.decide(sprt);
             }
-            if collector.error.is_some() {
+            if collector.decided.is_some() || collector.error.is_some() {
                 stop.store(true, Ordering::Relaxed);
             }
         }

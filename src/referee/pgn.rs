@@ -1,14 +1,15 @@
 //! Game records in a PGN-style text format (see docs/matches.md, "Game records").
 
 use std::fmt::Write as _;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::board::{Color, MAX_SIZE, MIN_SIZE, Position, Rules, UnknownRules, check_size};
+use crate::client::Score;
 use crate::game::Game;
-use crate::notation::{format_position, parse_position};
+use crate::notation::{format_move, format_position, parse_position};
 use crate::protocol::{escape, quote};
 
-use super::record::GameRecord;
+use super::record::{GameRecord, GameResult, MoveRecord, Termination};
 
 /// Movetext lines are wrapped before this many characters.
 const LINE_WIDTH: usize = 80;
@@ -103,23 +104,116 @@ pub fn format_game(header: &Header, game: &GameRecord) -> String {
     let moves: Vec<RecordMove> = game
         .moves
         .iter()
-        .map(|mv| {
-            let mut note = String::new();
-            if let Some(score) = mv.score {
-                note.push_str(&score.to_string());
-                if let Some(depth) = mv.depth {
-                    let _ = write!(note, "/{depth}");
-                }
-                note.push(' ');
-            }
-            let _ = write!(note, "{:.3}s", mv.time.as_secs_f64());
-            RecordMove {
-                mv: mv.mv.clone(),
-                comment: Some(note),
-            }
+        .map(|mv| RecordMove {
+            mv: mv.mv.clone(),
+            comment: Some(move_note(mv)),
         })
         .collect();
     write_record(&tags, &moves, Some(&game.detail))
+}
+
+/// The comment a match writes after a move: the mover's last score and
+/// depth, if it gave them, and the time it took (`cp 38/4 0.153s`,
+/// `mate 5/9 0.020s`, `0.001s`).
+fn move_note(mv: &MoveRecord) -> String {
+    let mut note = String::new();
+    if let Some(score) = mv.score {
+        note.push_str(&score.to_string());
+        if let Some(depth) = mv.depth {
+            let _ = write!(note, "/{depth}");
+        }
+        note.push(' ');
+    }
+    let _ = write!(note, "{:.3}s", mv.time.as_secs_f64());
+    note
+}
+
+/// Reads what [`move_note`] wrote: score, depth and time; `None` for any
+/// other comment.
+fn read_move_note(note: &str) -> Option<(Option<Score>, Option<u32>, Duration)> {
+    let words: Vec<&str> = note.split_whitespace().collect();
+    let (score, time) = match words[..] {
+        [time] => (None, time),
+        [kind, value, time] => {
+            let (value, depth) = match value.split_once('/') {
+                Some((value, depth)) => (value, Some(depth.parse::<u32>().ok()?)),
+                None => (value, None),
+            };
+            let value: i64 = value.parse().ok()?;
+            let score = match kind {
+                "cp" => Score::Cp(value),
+                "mate" => Score::Mate(value),
+                _ => return None,
+            };
+            (Some((score, depth)), time)
+        }
+        _ => return None,
+    };
+    // Decimal seconds, read exactly (`0.153s` is 153 ms, not a float's
+    // nearest).
+    let seconds = time.strip_suffix('s')?;
+    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, ""));
+    if fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let time = Duration::new(whole.parse().ok()?, format!("{fraction:0<9}").parse().ok()?);
+    Some((score.map(|(s, _)| s), score.and_then(|(_, d)| d), time))
+}
+
+/// A match's game back from its record: every tag [`format_game`] wrote
+/// must be there and make sense, and every move's comment be a
+/// [`move_note`]. `engine1` is the colour the match's first engine had
+/// (the record names players, not which engine came first).
+///
+/// # Errors
+/// What is missing or wrong, in a few words.
+pub(crate) fn game_record(read: &ReadGame, engine1: Color) -> Result<GameRecord, String> {
+    let tag = |name: &str| read.tag(name).ok_or_else(|| format!("no {name} tag"));
+    let round = tag("Round")?;
+    let round = round
+        .parse()
+        .map_err(|_| format!("Round {} is not a game number", quote_text(round)))?;
+    let result = match read.result.as_deref() {
+        Some("1-0") => GameResult::Win(Color::White),
+        Some("0-1") => GameResult::Win(Color::Black),
+        Some("1/2-1/2") => GameResult::Draw,
+        _ => return Err("the game has no result".into()),
+    };
+    let termination = Termination::ALL
+        .into_iter()
+        .find(|t| t.name() == tag("Termination").unwrap_or_default())
+        .ok_or_else(|| "no Termination tag that a match writes".to_string())?;
+    let moves = read
+        .game
+        .moves()
+        .iter()
+        .zip(&read.comments)
+        .enumerate()
+        .map(|(index, (&mv, comment))| {
+            let (score, depth, time) = comment
+                .as_deref()
+                .and_then(read_move_note)
+                .ok_or_else(|| format!("move {} has no score and time comment", index + 1))?;
+            Ok(MoveRecord {
+                mv: format_move(Some(mv)),
+                time,
+                score,
+                depth,
+            })
+        })
+        .collect::<Result<Vec<MoveRecord>, String>>()?;
+    Ok(GameRecord {
+        round,
+        black: tag("Black")?.to_string(),
+        white: tag("White")?.to_string(),
+        engine1,
+        start: *read.game.start(),
+        rules: read.rules,
+        moves,
+        result,
+        termination,
+        detail: read.ending.clone().unwrap_or_default(),
+    })
 }
 
 /// A record from its parts: the tags, the moves from the start (numbered
@@ -200,6 +294,9 @@ pub struct ReadGame {
     /// if any: what `dodgem match` writes there is the mover's score,
     /// depth and time (`cp 38/4 0.153s`).
     pub comments: Vec<Option<String>>,
+    /// The last comment after the last move's own, if any: where `dodgem
+    /// match` says how the game ended.
+    pub ending: Option<String>,
 }
 
 impl ReadGame {
@@ -380,6 +477,7 @@ pub fn read_game(text: &str) -> Result<ReadGame, RecordError> {
     let mut tags = Vec::new();
     let mut moves: Vec<(usize, String)> = Vec::new();
     let mut comments: Vec<Option<String>> = Vec::new();
+    let mut ending = None;
     let mut result = None;
     for (line, token) in tokens {
         if result.is_some() {
@@ -396,16 +494,17 @@ pub fn read_game(text: &str) -> Result<ReadGame, RecordError> {
                     message: format!("tag {} after the moves", quote_text(&name)),
                 });
             }
-            Token::Comment(text) => {
-                if let Some(last @ None) = comments.last_mut() {
-                    *last = Some(text);
-                }
-            }
+            Token::Comment(text) => match comments.last_mut() {
+                Some(last @ None) => *last = Some(text),
+                Some(Some(_)) => ending = Some(text),
+                None => {}
+            },
             Token::Number => {}
             Token::Result(token) => result = Some(token),
             Token::Move(mv) => {
                 moves.push((line, mv));
                 comments.push(None);
+                ending = None;
             }
         }
     }
@@ -474,40 +573,72 @@ pub fn read_game(text: &str) -> Result<ReadGame, RecordError> {
         game,
         result,
         comments,
+        ending,
     })
 }
 
 /// Reads every game of a file of records, one after the other (as
 /// `dodgem match --pgn` writes them): a game starts at a tag line after
-/// the moves of the one before.
+/// the moves of the one before ([`records`]).
 ///
 /// # Errors
 /// The first game that [`read_game`] refuses, its line counted from the
 /// start of the file.
 pub fn read_games(text: &str) -> Result<Vec<ReadGame>, RecordError> {
-    let mut games = Vec::new();
-    let (mut start, mut first_line, mut moves_seen) = (0, 1, false);
-    let read = |from: usize, to: usize, first_line: usize| {
-        read_game(&text[from..to]).map_err(|error| RecordError {
-            line: error.line + first_line - 1,
+    records(text)
+        .into_iter()
+        .map(|record| record.read(text))
+        .collect()
+}
+
+/// Where one record of a file of records lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// Its first byte and the byte after its last.
+    pub from: usize,
+    pub to: usize,
+    /// Its first line in the file (1 is the first).
+    pub first_line: usize,
+}
+
+impl Span {
+    /// The record's game, an error's line counted from the file's start.
+    pub(crate) fn read(self, text: &str) -> Result<ReadGame, RecordError> {
+        read_game(&text[self.from..self.to]).map_err(|error| RecordError {
+            line: error.line + self.first_line - 1,
             message: error.message,
         })
-    };
+    }
+}
+
+/// The records of a file of records, in order: a record starts at a tag
+/// line after the moves of the one before. Blank text is no record.
+pub(crate) fn records(text: &str) -> Vec<Span> {
+    let mut spans = Vec::new();
+    let (mut from, mut first_line, mut moves_seen) = (0, 1, false);
     let mut at = 0;
     for (number, line) in text.split_inclusive('\n').enumerate() {
         let trimmed = line.trim_start();
         if trimmed.starts_with('[') && moves_seen {
-            games.push(read(start, at, first_line)?);
-            (start, first_line, moves_seen) = (at, number + 1, false);
+            spans.push(Span {
+                from,
+                to: at,
+                first_line,
+            });
+            (from, first_line, moves_seen) = (at, number + 1, false);
         } else if !trimmed.is_empty() && !trimmed.starts_with('[') && !trimmed.starts_with(';') {
             moves_seen = true;
         }
         at += line.len();
     }
-    if !text[start..].trim().is_empty() {
-        games.push(read(start, text.len(), first_line)?);
+    if !text[from..].trim().is_empty() {
+        spans.push(Span {
+            from,
+            to: text.len(),
+            first_line,
+        });
     }
-    Ok(games)
+    spans
 }
 
 #[cfg(test)]
@@ -638,6 +769,43 @@ mod tests {
         // The BoardSize start when there is no FEN.
         let read = read_game("[BoardSize \"4\"] 1. a4b4 *").unwrap();
         assert_eq!(format_position(read.game.start()), "B3/B3/B3/1WWW b");
+    }
+
+    #[test]
+    fn a_match_record_reads_back_to_its_game() {
+        let game = three_moves();
+        let read = read_game(&format_game(&header("test"), &game)).unwrap();
+        assert_eq!(read.ending.as_deref(), Some("Black (A) played (x)"));
+        let back = game_record(&read, Color::Black).unwrap();
+        assert_eq!(back.moves, game.moves);
+        assert_eq!(
+            (back.round, back.black, back.white, back.engine1),
+            (3, game.black.clone(), game.white.clone(), Color::Black)
+        );
+        assert_eq!((back.start, back.rules), (game.start, game.rules));
+        assert_eq!(back.result, game.result);
+        assert_eq!(back.termination, game.termination);
+        // The notes a match writes, and what is not one.
+        assert_eq!(
+            read_move_note("cp -12/7 1.250s"),
+            Some((Some(Score::Cp(-12)), Some(7), Duration::from_millis(1250)))
+        );
+        assert_eq!(
+            read_move_note("mate 3 0.000s"),
+            Some((Some(Score::Mate(3)), None, Duration::ZERO))
+        );
+        for other in ["", "cp 3/x 1s", "ply 3 1s", "1", "cp 3 -1s", "a b c d"] {
+            assert_eq!(read_move_note(other), None, "{other}");
+        }
+        // A game record without what a match writes is refused.
+        let bare = read_game("[BoardSize \"3\"] 1. a3b3 {cp 1/1 0.1s} 1-0").unwrap();
+        assert_eq!(
+            game_record(&bare, Color::Black).unwrap_err(),
+            "no Round tag"
+        );
+        let text = format_game(&header("test"), &game).replace("{0.001s}", "{fast}");
+        let error = game_record(&read_game(&text).unwrap(), Color::Black).unwrap_err();
+        assert_eq!(error, "move 3 has no score and time comment");
     }
 
     #[test]

@@ -1019,7 +1019,7 @@ impl<'a> Searcher<'a> {
             wdl: Wdl::from_score(
                 rm.score,
                 &self.request.position,
-                Curve::of(self.evaluation, self.request.position.size()),
+                Curve::of(self.evaluation, self.request.position.size(), self.rules),
             ),
         }
     }

@@ -429,7 +429,7 @@ pub fn search(
             wdl: Wdl::from_score(
                 score,
                 &request.position,
-                Curve::of(evaluation, request.position.size()),
+                Curve::of(evaluation, request.position.size(), request.settings.rules),
             ),
         });
         result.best_move = found.pv.first().copied().or(result.best_move);

@@ -628,3 +628,11 @@ pub fn table_dir(name: &str, size: usize, rules: dodgem::Rules) -> std::path::Pa
     dodgem::solver::solve_layers(&plan, &mut |_| {}).expect("a small solve");
     dir
 }
+
+/// Makes a FIFO at `path` (false where `mkfifo` is missing).
+pub fn mkfifo(path: &std::path::Path) -> bool {
+    Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success())
+}
