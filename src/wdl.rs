@@ -11,7 +11,9 @@
 //! - `net` (the default) on 4 x 4 to 8 x 8: a table of the win chance at
 //!   17 scores from -1000 to 1000, linear between them ([`Knots`]); the
 //!   loss chance at `s` is the win chance at `-s`. On 4 x 4 to 6 x 6 the
-//!   tables are fitted to the true values of positions solved tables know;
+//!   tables are fitted to the true values of positions solved tables know,
+//!   on 4 x 4 and 5 x 5 one for each rule (under `classic` a blocked side
+//!   wins, so the same score means more wins and fewer draws there);
 //!   on 7 x 7 and 8 x 8, where no table reaches the middle game, to the
 //!   outcomes of the engine's games against itself at 1+0.01, so there
 //!   they say how such a game ends, not what perfect play would give.
@@ -132,56 +134,103 @@ pub enum Width {
 }
 
 // `net`'s knots (`examples/fitwdl.rs --knots-only` prints them): 4 x 4
-// and 5 x 5 from positions of games between random levels under both
-// rules, 6 x 6 from `textbook` ones, each labelled by the solved tables
-// (the same knots for both rules so far);
+// and 5 x 5 from positions of games between random levels, each rule
+// alone (`--seed 3`, 1,200 games a board and rule), 6 x 6 from `textbook`
+// ones (read under `classic` too until its tables check it), each
+// labelled by the solved tables;
 // 7 x 7 and 8 x 8 from 800 games each of the engine against itself at
 // 1+0.01, labelled by how they ended (docs/wdl.md). A score of exactly 0,
 // mostly a draw the search found, has a knot of its own.
-static NET_4: Knots<'static> = Knots {
+static NET_4_TEXTBOOK: Knots<'static> = Knots {
+    points: &[
+        (-1000, 0.0000),
+        (-600, 0.0054),
+        (-400, 0.0092),
+        (-300, 0.0092),
+        (-200, 0.0092),
+        (-150, 0.0092),
+        (-100, 0.0092),
+        (-50, 0.0092),
+        (-1, 0.0092),
+        (0, 0.0221),
+        (1, 0.0235),
+        (50, 0.0235),
+        (100, 0.0235),
+        (150, 0.0729),
+        (200, 0.1383),
+        (300, 0.2507),
+        (400, 0.6718),
+        (600, 0.9346),
+        (1000, 1.0000),
+    ],
+};
+static NET_4_CLASSIC: Knots<'static> = Knots {
     points: &[
         (-1000, 0.0000),
         (-600, 0.0000),
         (-400, 0.0000),
         (-300, 0.0000),
         (-200, 0.0000),
-        (-150, 0.0012),
-        (-100, 0.0059),
-        (-50, 0.0304),
-        (-1, 0.0304),
-        (0, 0.0304),
-        (1, 0.0922),
-        (50, 0.0922),
-        (100, 0.0922),
-        (150, 0.1536),
-        (200, 0.2551),
-        (300, 0.3743),
-        (400, 0.8431),
-        (600, 0.9821),
+        (-150, 0.0018),
+        (-100, 0.0073),
+        (-50, 0.0377),
+        (-1, 0.0377),
+        (0, 0.0377),
+        (1, 0.1789),
+        (50, 0.1789),
+        (100, 0.1789),
+        (150, 0.2934),
+        (200, 0.3792),
+        (300, 0.5325),
+        (400, 0.9233),
+        (600, 0.9999),
         (1000, 1.0000),
     ],
 };
-static NET_5: Knots<'static> = Knots {
+static NET_5_TEXTBOOK: Knots<'static> = Knots {
+    points: &[
+        (-1000, 0.0000),
+        (-600, 0.0049),
+        (-400, 0.0104),
+        (-300, 0.0104),
+        (-200, 0.0152),
+        (-150, 0.0152),
+        (-100, 0.0161),
+        (-50, 0.0161),
+        (-1, 0.0161),
+        (0, 0.0489),
+        (1, 0.0489),
+        (50, 0.0489),
+        (100, 0.0489),
+        (150, 0.0489),
+        (200, 0.0822),
+        (300, 0.2199),
+        (400, 0.6448),
+        (600, 0.9332),
+        (1000, 0.9989),
+    ],
+};
+static NET_5_CLASSIC: Knots<'static> = Knots {
     points: &[
         (-1000, 0.0000),
         (-600, 0.0000),
-        (-400, 0.0028),
-        (-300, 0.0028),
-        (-200, 0.0033),
-        (-150, 0.0040),
-        (-100, 0.0066),
-        (-50, 0.0101),
-        (-1, 0.0101),
-        (0, 0.0285),
-        (1, 0.0285),
-        (50, 0.0285),
-        (100, 0.0285),
-        (150, 0.0496),
-        (200, 0.0750),
-        (300, 0.2202),
-        (400, 0.5959),
-        (600, 0.8974),
-        (1000, 0.9969),
+        (-400, 0.0000),
+        (-300, 0.0005),
+        (-200, 0.0009),
+        (-150, 0.0028),
+        (-100, 0.0028),
+        (-50, 0.0028),
+        (-1, 0.0028),
+        (0, 0.0044),
+        (1, 0.0053),
+        (50, 0.0136),
+        (100, 0.0321),
+        (150, 0.0551),
+        (200, 0.0946),
+        (300, 0.2431),
+        (400, 0.6657),
+        (600, 0.9367),
+        (1000, 1.0000),
     ],
 };
 static NET_6: Knots<'static> = Knots {
@@ -256,8 +305,9 @@ static NET_8: Knots<'static> = Knots {
 
 impl Curve {
     /// `net`'s curve on a board of `size` under `rules`: knots fitted on
-    /// each board from 4 x 4 up alone (see the module docs); on 3 x 3,
-    /// which has no draw, a logistic curve (`a` is 0 there).
+    /// each board from 4 x 4 up alone, on 4 x 4 and 5 x 5 on each rule
+    /// alone (see the module docs); on 3 x 3, which has no draw, a
+    /// logistic curve (`a` is 0 there).
     pub fn net(size: usize, rules: Rules) -> Curve {
         match (size, rules) {
             (0..=3, _) => Curve::Logistic(Logistic {
@@ -265,8 +315,10 @@ impl Curve {
                 a_scale: 0.0,
                 b_scale: 19.934,
             }),
-            (4, _) => Curve::Knots(&NET_4),
-            (5, _) => Curve::Knots(&NET_5),
+            (4, Rules::Textbook) => Curve::Knots(&NET_4_TEXTBOOK),
+            (4, Rules::Classic) => Curve::Knots(&NET_4_CLASSIC),
+            (5, Rules::Textbook) => Curve::Knots(&NET_5_TEXTBOOK),
+            (5, Rules::Classic) => Curve::Knots(&NET_5_CLASSIC),
             (6, _) => Curve::Knots(&NET_6),
             (7, _) => Curve::Knots(&NET_7),
             _ => Curve::Knots(&NET_8),
@@ -446,6 +498,12 @@ mod tests {
         assert_eq!(Curve::of(Learned, 7, Classic), Curve::LEARNED);
         assert_eq!(Curve::of(Net, 8, Textbook), Curve::net(8, Textbook));
         assert_eq!(Curve::of(Race, 5, Textbook), Curve::net(5, Textbook));
+        // Under `classic` a blocked side wins: the same lead wins more often.
+        let five = Position::start(5);
+        let textbook = Wdl::from_score(300, &five, Curve::of(Auto, 5, Textbook));
+        let classic = Wdl::from_score(300, &five, Curve::of(Auto, 5, Classic));
+        assert!(classic.win > textbook.win, "{classic:?} {textbook:?}");
+        assert_ne!(Curve::net(4, Classic), Curve::net(4, Textbook));
         // The same score means other chances on the two evaluations' scales.
         let position = Position::start(7);
         let net = Wdl::from_score(300, &position, Curve::of(Net, 7, Textbook));
