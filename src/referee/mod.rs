@@ -496,10 +496,7 @@ impl Collector<'_> {
             let _ = writeln!(out, "{line}").and_then(|()| out.flush());
         });
         self.bar.inc(1);
-        self.bar.set_message(format!(
-            "{} vs {}: {} - {} - {}",
-            self.names[0], self.names[1], self.tally.wins, self.tally.losses, self.tally.draws
-        ));
+        self.show_score();
         self.pending.insert(game.round, game);
         self.write_ready();
     }
@@ -513,6 +510,11 @@ impl Collector<'_> {
             self.next_round = game.round + 1;
             self.games.push(game);
         }
+        self.show_score();
+    }
+
+    /// The score so far beside the progress bar.
+    fn show_score(&self) {
         self.bar.set_message(format!(
             "{} vs {}: {} - {} - {}",
             self.names[0], self.names[1], self.tally.wins, self.tally.losses, self.tally.draws
