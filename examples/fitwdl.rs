@@ -582,13 +582,25 @@ const KNOT_SCORES: [i32; 19] = [
     1000,
 ];
 
-/// A knot curve (`wdl::Knots`) fitted to `train`: a sample's win is a win
-/// at its score and its loss a win at minus its score (the side to move's
-/// score means the same for either colour); each knot takes the share of
-/// wins near it, weighted by how close each score is (linearly, to the
-/// next knot either way), and the shares are then made to rise with the
-/// score (pooling adjacent knots that do not, weighted by their data).
-fn fit_knots(train: &[&Sample]) -> Vec<(i32, f64)> {
+/// Which outcomes a knot table is fitted to.
+#[derive(Clone, Copy, PartialEq)]
+enum Mirror {
+    /// Wins at their score and losses at minus theirs: one table for both
+    /// chances (the side to move's score means the same for either
+    /// colour).
+    Both,
+    /// Wins alone: the win table of a curve with a loss table of its own.
+    Wins,
+    /// Losses alone, at minus their score: that loss table.
+    Losses,
+}
+
+/// A knot table (`wdl::Knots`) fitted to the outcomes of `train` that
+/// `mirror` names: each knot takes the share of wins near it, weighted
+/// by how close each score is (linearly, to the next knot either way),
+/// and the shares are then made to rise with the score (pooling adjacent
+/// knots that do not, weighted by their data).
+fn fit_knots(train: &[&Sample], mirror: Mirror) -> Vec<(i32, f64)> {
     let knots = KNOT_SCORES.map(f64::from);
     let last = knots.len() - 1;
     let mut weight = [0.0; KNOT_SCORES.len()];
@@ -602,8 +614,12 @@ fn fit_knots(train: &[&Sample]) -> Vec<(i32, f64)> {
         }
     };
     for s in train {
-        add(s.score, f64::from(u8::from(s.truth == Truth::Win)));
-        add(-s.score, f64::from(u8::from(s.truth == Truth::Loss)));
+        if mirror != Mirror::Losses {
+            add(s.score, f64::from(u8::from(s.truth == Truth::Win)));
+        }
+        if mirror != Mirror::Wins {
+            add(-s.score, f64::from(u8::from(s.truth == Truth::Loss)));
+        }
     }
     // Pool adjacent violators: blocks of (wins, weight, knots).
     let mut blocks: Vec<(f64, f64, usize)> = Vec::new();
@@ -637,10 +653,47 @@ fn fit_knots(train: &[&Sample]) -> Vec<(i32, f64)> {
         .collect()
 }
 
-/// The win and loss chances of a knot curve at `score`, as `src/wdl.rs`
-/// reads them.
-fn knot_chances(points: &[(i32, f64)], score: f64) -> (f64, f64) {
-    wdl::Knots { points }.chances(score)
+/// A fitted knot curve: its win table and, where the loss chance has a
+/// table of its own, that one.
+struct KnotCurve {
+    points: Vec<(i32, f64)>,
+    loss: Option<Vec<(i32, f64)>>,
+}
+
+impl KnotCurve {
+    /// One table for both chances.
+    fn mirrored(train: &[&Sample]) -> KnotCurve {
+        KnotCurve {
+            points: fit_knots(train, Mirror::Both),
+            loss: None,
+        }
+    }
+
+    /// A table for each chance.
+    fn apart(train: &[&Sample]) -> KnotCurve {
+        KnotCurve {
+            points: fit_knots(train, Mirror::Wins),
+            loss: Some(fit_knots(train, Mirror::Losses)),
+        }
+    }
+
+    /// The win and loss chances at `score`, as `src/wdl.rs` reads them.
+    fn chances(&self, score: f64) -> (f64, f64) {
+        wdl::Knots {
+            points: &self.points,
+            loss: self.loss.as_deref(),
+        }
+        .chances(score)
+    }
+}
+
+/// A knot table as `src/wdl.rs` writes it.
+fn knot_table(points: &[(i32, f64)]) -> String {
+    let table: Vec<String> = points
+        .iter()
+        .map(|(k, p)| format!("({k}, {p:.4})"))
+        .collect();
+    format!("[(i32, f64); {}] = [{}]", points.len(), table.join(", "))
 }
 
 /// One board's held-out score: log loss and hit rate of `curve` on
@@ -971,16 +1024,46 @@ fn main() {
             );
         }
     }
+    // A board and rule takes a loss table of its own where that predicts
+    // its held-out positions better (a lower log loss) than the mirror.
     println!("knot curves (wdl::Knots) fitted on each board and rule alone, held out:");
+    let mut apart = Vec::new();
     for &board in boards.iter().filter(|&&(n, _)| n > 3) {
         let (train, test) = (under(&train, board), under(&held_out, board));
         if test.is_empty() {
             continue;
         }
-        let points = fit_knots(&train);
-        let curve = |s: &Sample| knot_chances(&points, s.score);
-        held_out_line(&board_name(board), &train, &test, &curve);
-        calibration(&test, &curve);
+        let name = board_name(board);
+        let mirrored = KnotCurve::mirrored(&train);
+        let mirrored = |s: &Sample| mirrored.chances(s.score);
+        let separate = KnotCurve::apart(&train);
+        let separate = |s: &Sample| separate.chances(s.score);
+        let better = log_loss(&test, &separate) < log_loss(&test, &mirrored);
+        held_out_line(
+            &format!("{name}, loss = win at minus the score"),
+            &train,
+            &test,
+            &mirrored,
+        );
+        calibration(&test, &mirrored);
+        held_out_line(
+            &format!("{name}, a loss table of its own"),
+            &train,
+            &test,
+            &separate,
+        );
+        calibration(&test, &separate);
+        println!(
+            "  {name}: {}",
+            if better {
+                "the loss table of its own predicts better"
+            } else {
+                "the mirror predicts as well or better"
+            }
+        );
+        if better {
+            apart.push(board);
+        }
     }
     // What goes into the engine: each board's and rule's knots fitted on
     // all its positions, held out or not, once the held-out ones have
@@ -988,17 +1071,17 @@ fn main() {
     println!("knot curves fitted on all positions (for src/wdl.rs):");
     let every: Vec<&Sample> = fitted_on.iter().collect();
     for &board in boards.iter().filter(|&&(n, _)| n > 3) {
-        let points = fit_knots(&under(&every, board));
-        let table: Vec<String> = points
-            .iter()
-            .map(|(k, p)| format!("({k}, {p:.4})"))
-            .collect();
+        let samples = under(&every, board);
+        let curve = if apart.contains(&board) {
+            KnotCurve::apart(&samples)
+        } else {
+            KnotCurve::mirrored(&samples)
+        };
         let (n, rules) = board;
-        println!(
-            "const NET_{n}_{}: [(i32, f64); {}] = [{}];",
-            rules.name().to_uppercase(),
-            points.len(),
-            table.join(", ")
-        );
+        let name = format!("NET_{n}_{}", rules.name().to_uppercase());
+        println!("const {name}: {};", knot_table(&curve.points));
+        if let Some(loss) = &curve.loss {
+            println!("const {name}_LOSS: {};", knot_table(loss));
+        }
     }
 }

@@ -10,7 +10,8 @@
 //!
 //! - `net` (the default) on 4 x 4 to 8 x 8: a table of the win chance at
 //!   17 scores from -1000 to 1000, linear between them ([`Knots`]); the
-//!   loss chance at `s` is the win chance at `-s`. On 4 x 4 to 6 x 6 the
+//!   loss chance at `s` is the win chance at `-s`, or on 4 x 4 and 5 x 5
+//!   read off a loss table of its own. On 4 x 4 to 6 x 6 the
 //!   tables are fitted to the true values of positions solved tables know,
 //!   on 4 x 4 and 5 x 5 one for each rule (under `classic` a blocked side
 //!   wins, so the same score means more wins and fewer draws there);
@@ -38,8 +39,8 @@
 //! ```
 //! use dodgem::{Position, Rules};
 //! use dodgem::wdl::{Curve, Wdl};
-//! let start = Position::start(5);
-//! let even = Wdl::from_score(0, &start, Curve::net(5, Rules::Textbook));
+//! let start = Position::start(6);
+//! let even = Wdl::from_score(0, &start, Curve::net(6, Rules::Textbook));
 //! assert_eq!(even.win + even.draw + even.loss, 1000);
 //! assert_eq!(even.win, even.loss);
 //! assert_eq!(Wdl::from_score(dodgem::search::MATE - 9, &start, Curve::net(5, Rules::Classic)), Wdl::WIN);
@@ -90,37 +91,55 @@ pub struct Logistic {
 /// The win chance at a few scores, rising, linear between them and flat
 /// beyond the first and the last; the loss chance at `s` is the win
 /// chance at `-s` (the side to move's score means the same for either
-/// colour). Where the outcome of a game hardly follows the score over a
+/// colour), or, where a rule breaks that mirror, read off a table of its
+/// own. Where the outcome of a game hardly follows the score over a
 /// wide middle and then suddenly does (a race the evaluation sees won),
 /// no logistic curve fits both; a table does.
 #[derive(Debug, PartialEq)]
 pub struct Knots<'a> {
     /// `(score, win chance)`, scores rising and symmetric about 0.
     pub points: &'a [(i32, f64)],
+    /// `(score, loss chance at minus the score)`, read as `points` are:
+    /// the loss chance's own table, where the loss chance at `s` is not
+    /// the win chance at `-s`. Under `classic` a blocked side wins, so a
+    /// position good for the side to move is not the mirror of one bad
+    /// for it (4 x 4: at +75 to +150 the side to move wins 17 to 22%, at
+    /// -150 to -75 it loses 11 to 13%).
+    pub loss: Option<&'a [(i32, f64)]>,
 }
 
 impl Knots<'_> {
     /// The win chance at score `s`.
     pub fn win(&self, s: f64) -> f64 {
-        let points = self.points;
-        let (first, last) = (points[0], points[points.len() - 1]);
-        if s <= f64::from(first.0) {
-            return first.1;
-        }
-        if s >= f64::from(last.0) {
-            return last.1;
-        }
-        let right = points.partition_point(|&(score, _)| f64::from(score) <= s);
-        let ((x0, y0), (x1, y1)) = (points[right - 1], points[right]);
-        let t = (s - f64::from(x0)) / f64::from(x1 - x0);
-        y0 + t * (y1 - y0)
+        read(self.points, s)
+    }
+
+    /// The loss chance at score `s`.
+    pub fn loss(&self, s: f64) -> f64 {
+        read(self.loss.unwrap_or(self.points), -s)
     }
 
     /// The win and loss chances at score `s` (summing to at most 1).
     pub fn chances(&self, s: f64) -> (f64, f64) {
         let win = self.win(s);
-        (win, self.win(-s).min(1.0 - win))
+        (win, self.loss(s).min(1.0 - win))
     }
+}
+
+/// A knot table's chance at `s`: linear between its points, flat beyond
+/// the first and the last.
+fn read(points: &[(i32, f64)], s: f64) -> f64 {
+    let (first, last) = (points[0], points[points.len() - 1]);
+    if s <= f64::from(first.0) {
+        return first.1;
+    }
+    if s >= f64::from(last.0) {
+        return last.1;
+    }
+    let right = points.partition_point(|&(score, _)| f64::from(score) <= s);
+    let ((x0, y0), (x1, y1)) = (points[right - 1], points[right]);
+    let t = (s - f64::from(x0)) / f64::from(x1 - x0);
+    y0 + t * (y1 - y0)
 }
 
 /// How the logistic curve's `a` grows with the cars on the board.
@@ -135,7 +154,8 @@ pub enum Width {
 
 // `net`'s knots (`examples/fitwdl.rs --knots-only` prints them): 4 x 4
 // and 5 x 5 from positions of games between random levels, each rule
-// alone (`--seed 3`, 1,200 games a board and rule), 6 x 6 from `textbook`
+// alone (`--seed 3`, 1,200 games a board and rule), with a loss table
+// where it predicted held-out positions better, 6 x 6 from `textbook`
 // ones (read under `classic` too until its tables check it), each
 // labelled by the solved tables;
 // 7 x 7 and 8 x 8 from 800 games each of the engine against itself at
@@ -144,25 +164,46 @@ pub enum Width {
 static NET_4_TEXTBOOK: Knots<'static> = Knots {
     points: &[
         (-1000, 0.0000),
-        (-600, 0.0054),
-        (-400, 0.0092),
-        (-300, 0.0092),
-        (-200, 0.0092),
-        (-150, 0.0092),
-        (-100, 0.0092),
-        (-50, 0.0092),
-        (-1, 0.0092),
-        (0, 0.0221),
-        (1, 0.0235),
-        (50, 0.0235),
-        (100, 0.0235),
-        (150, 0.0729),
-        (200, 0.1383),
-        (300, 0.2507),
-        (400, 0.6718),
-        (600, 0.9346),
+        (-600, 0.0000),
+        (-400, 0.0080),
+        (-300, 0.0080),
+        (-200, 0.0080),
+        (-150, 0.0080),
+        (-100, 0.0080),
+        (-50, 0.0080),
+        (-1, 0.0080),
+        (0, 0.0316),
+        (1, 0.0362),
+        (50, 0.0362),
+        (100, 0.0362),
+        (150, 0.0792),
+        (200, 0.1703),
+        (300, 0.2939),
+        (400, 0.6966),
+        (600, 0.9321),
         (1000, 1.0000),
     ],
+    loss: Some(&[
+        (-1000, 0.0000),
+        (-600, 0.0099),
+        (-400, 0.0099),
+        (-300, 0.0099),
+        (-200, 0.0099),
+        (-150, 0.0099),
+        (-100, 0.0103),
+        (-50, 0.0120),
+        (-1, 0.0120),
+        (0, 0.0120),
+        (1, 0.0120),
+        (50, 0.0120),
+        (100, 0.0120),
+        (150, 0.0640),
+        (200, 0.1024),
+        (300, 0.2054),
+        (400, 0.6421),
+        (600, 0.9373),
+        (1000, 1.0000),
+    ]),
 };
 static NET_4_CLASSIC: Knots<'static> = Knots {
     points: &[
@@ -171,67 +212,130 @@ static NET_4_CLASSIC: Knots<'static> = Knots {
         (-400, 0.0000),
         (-300, 0.0000),
         (-200, 0.0000),
-        (-150, 0.0018),
-        (-100, 0.0073),
-        (-50, 0.0377),
-        (-1, 0.0377),
-        (0, 0.0377),
-        (1, 0.1789),
-        (50, 0.1789),
-        (100, 0.1789),
-        (150, 0.2934),
-        (200, 0.3792),
-        (300, 0.5325),
-        (400, 0.9233),
-        (600, 0.9999),
+        (-150, 0.0039),
+        (-100, 0.0105),
+        (-50, 0.0395),
+        (-1, 0.0395),
+        (0, 0.0395),
+        (1, 0.1774),
+        (50, 0.1774),
+        (100, 0.1774),
+        (150, 0.3593),
+        (200, 0.4313),
+        (300, 0.5205),
+        (400, 0.9431),
+        (600, 1.0000),
         (1000, 1.0000),
     ],
+    loss: Some(&[
+        (-1000, 0.0000),
+        (-600, 0.0000),
+        (-400, 0.0000),
+        (-300, 0.0000),
+        (-200, 0.0000),
+        (-150, 0.0000),
+        (-100, 0.0043),
+        (-50, 0.0358),
+        (-1, 0.0358),
+        (0, 0.0358),
+        (1, 0.1803),
+        (50, 0.1803),
+        (100, 0.1803),
+        (150, 0.2147),
+        (200, 0.3226),
+        (300, 0.5432),
+        (400, 0.9018),
+        (600, 0.9998),
+        (1000, 1.0000),
+    ]),
 };
 static NET_5_TEXTBOOK: Knots<'static> = Knots {
     points: &[
         (-1000, 0.0000),
-        (-600, 0.0049),
-        (-400, 0.0104),
-        (-300, 0.0104),
-        (-200, 0.0152),
-        (-150, 0.0152),
-        (-100, 0.0161),
-        (-50, 0.0161),
-        (-1, 0.0161),
-        (0, 0.0489),
-        (1, 0.0489),
-        (50, 0.0489),
-        (100, 0.0489),
-        (150, 0.0489),
-        (200, 0.0822),
-        (300, 0.2199),
-        (400, 0.6448),
-        (600, 0.9332),
-        (1000, 0.9989),
+        (-600, 0.0068),
+        (-400, 0.0163),
+        (-300, 0.0163),
+        (-200, 0.0163),
+        (-150, 0.0163),
+        (-100, 0.0213),
+        (-50, 0.0213),
+        (-1, 0.0213),
+        (0, 0.0538),
+        (1, 0.0538),
+        (50, 0.0538),
+        (100, 0.0538),
+        (150, 0.0550),
+        (200, 0.0902),
+        (300, 0.2255),
+        (400, 0.6738),
+        (600, 0.9584),
+        (1000, 0.9982),
     ],
+    loss: Some(&[
+        (-1000, 0.0000),
+        (-600, 0.0027),
+        (-400, 0.0027),
+        (-300, 0.0032),
+        (-200, 0.0124),
+        (-150, 0.0124),
+        (-100, 0.0124),
+        (-50, 0.0124),
+        (-1, 0.0124),
+        (0, 0.0435),
+        (1, 0.0435),
+        (50, 0.0435),
+        (100, 0.0435),
+        (150, 0.0435),
+        (200, 0.0737),
+        (300, 0.2140),
+        (400, 0.6182),
+        (600, 0.9095),
+        (1000, 0.9995),
+    ]),
 };
 static NET_5_CLASSIC: Knots<'static> = Knots {
     points: &[
         (-1000, 0.0000),
         (-600, 0.0000),
         (-400, 0.0000),
-        (-300, 0.0005),
-        (-200, 0.0009),
-        (-150, 0.0028),
-        (-100, 0.0028),
-        (-50, 0.0028),
-        (-1, 0.0028),
-        (0, 0.0044),
-        (1, 0.0053),
-        (50, 0.0136),
-        (100, 0.0321),
-        (150, 0.0551),
-        (200, 0.0946),
-        (300, 0.2431),
-        (400, 0.6657),
-        (600, 0.9367),
+        (-300, 0.0000),
+        (-200, 0.0005),
+        (-150, 0.0036),
+        (-100, 0.0036),
+        (-50, 0.0036),
+        (-1, 0.0036),
+        (0, 0.0060),
+        (1, 0.0060),
+        (50, 0.0157),
+        (100, 0.0429),
+        (150, 0.0712),
+        (200, 0.1050),
+        (300, 0.2648),
+        (400, 0.6957),
+        (600, 0.9479),
         (1000, 1.0000),
     ],
+    loss: Some(&[
+        (-1000, 0.0000),
+        (-600, 0.0000),
+        (-400, 0.0000),
+        (-300, 0.0009),
+        (-200, 0.0013),
+        (-150, 0.0020),
+        (-100, 0.0020),
+        (-50, 0.0020),
+        (-1, 0.0020),
+        (0, 0.0022),
+        (1, 0.0056),
+        (50, 0.0112),
+        (100, 0.0210),
+        (150, 0.0384),
+        (200, 0.0839),
+        (300, 0.2190),
+        (400, 0.6396),
+        (600, 0.9270),
+        (1000, 1.0000),
+    ]),
 };
 static NET_6: Knots<'static> = Knots {
     points: &[
@@ -255,6 +359,7 @@ static NET_6: Knots<'static> = Knots {
         (600, 0.9570),
         (1000, 0.9986),
     ],
+    loss: None,
 };
 static NET_7: Knots<'static> = Knots {
     points: &[
@@ -278,6 +383,7 @@ static NET_7: Knots<'static> = Knots {
         (600, 0.9499),
         (1000, 0.9991),
     ],
+    loss: None,
 };
 static NET_8: Knots<'static> = Knots {
     points: &[
@@ -301,6 +407,7 @@ static NET_8: Knots<'static> = Knots {
         (600, 0.9456),
         (1000, 0.9980),
     ],
+    loss: None,
 };
 
 impl Curve {
@@ -463,14 +570,18 @@ mod tests {
                 Curve::LEARNED,
             ];
             for curve in curves {
-                let mut last_win = 0;
+                // A curve with a loss table of its own is not its mirror.
+                let mirror = !matches!(curve, Curve::Knots(Knots { loss: Some(_), .. }));
+                let (mut last_win, mut last_loss) = (0, 1000);
                 for score in (-3000..=3000).step_by(7) {
                     let wdl = Wdl::from_score(score, &position, curve);
                     assert_eq!(wdl.win + wdl.draw + wdl.loss, 1000, "{score} {wdl:?}");
-                    assert!(wdl.win >= last_win, "{score}");
-                    last_win = wdl.win;
+                    assert!(wdl.win >= last_win && wdl.loss <= last_loss, "{score}");
+                    (last_win, last_loss) = (wdl.win, wdl.loss);
                     let mirrored = Wdl::from_score(-score, &position, curve);
-                    assert_eq!((wdl.win, wdl.loss), (mirrored.loss, mirrored.win));
+                    if mirror {
+                        assert_eq!((wdl.win, wdl.loss), (mirrored.loss, mirrored.win));
+                    }
                 }
             }
         }
@@ -515,6 +626,7 @@ mod tests {
     fn knots_are_read_linearly_between_and_flat_beyond() {
         let knots = Knots {
             points: &[(-100, 0.0), (0, 0.2), (100, 0.6)],
+            loss: None,
         };
         assert_eq!(knots.win(-500.0), 0.0);
         assert_eq!(knots.win(0.0), 0.2);
@@ -526,9 +638,19 @@ mod tests {
         assert!((win - 0.4).abs() < 1e-12 && (loss - 0.1).abs() < 1e-12);
         let greedy = Knots {
             points: &[(-10, 0.7), (10, 0.7)],
+            loss: None,
         };
         let (win, loss) = greedy.chances(0.0);
         assert!(win == 0.7 && (loss - 0.3).abs() < 1e-12);
+        // A loss table of its own is read at minus the score.
+        let lopsided = Knots {
+            points: &[(-100, 0.0), (0, 0.2), (100, 0.6)],
+            loss: Some(&[(-100, 0.0), (0, 0.1), (100, 0.3)]),
+        };
+        let (win, loss) = lopsided.chances(-50.0);
+        assert!((win - 0.1).abs() < 1e-12 && (loss - 0.2).abs() < 1e-12);
+        assert!((lopsided.loss(100.0) - 0.0).abs() < 1e-12);
+        assert!((knots.loss(100.0) - knots.win(-100.0)).abs() < 1e-12);
     }
 
     #[test]
