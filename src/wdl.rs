@@ -10,8 +10,9 @@
 //!
 //! - `net` (the default) on 4 x 4 to 8 x 8: a table of the win chance at
 //!   17 scores from -1000 to 1000, linear between them ([`Knots`]); the
-//!   loss chance at `s` is the win chance at `-s`, or on 4 x 4 and 5 x 5
-//!   read off a loss table of its own. On 4 x 4 to 6 x 6 the
+//!   loss chance at `s` is the win chance at `-s`, or, where that
+//!   predicted held-out positions better (4 x 4, 5 x 5 and 7 x 7), read
+//!   off a loss table of its own. On 4 x 4 to 6 x 6 the
 //!   tables are fitted to the true values of positions solved tables know,
 //!   on 4 x 4 and 5 x 5 one for each rule (under `classic` a blocked side
 //!   wins, so the same score means more wins and fewer draws there);
