@@ -1407,25 +1407,28 @@ fn a_stopped_match_resumes_from_its_records_to_the_same_games() {
     };
     assert_eq!(score(&done.stdout), score(&full.stdout));
 
+    // A refused resume says why and leaves the records file as it was.
+    let refused = |args: Match, needles: &[&str], kept: &str| {
+        let out = run_match(args);
+        assert!(!out.status.success());
+        for needle in needles {
+            assert!(out.stderr.contains(needle), "{}", out.stderr);
+        }
+        assert_eq!(std::fs::read_to_string(&pgn).unwrap(), kept);
+    };
     // Another match's records (openings of another length) are refused,
     // and kept.
-    let other = run_match(of("4", "3").with(&["--resume"]));
-    assert!(!other.status.success());
-    assert!(
-        other.stderr.contains("game 1 of") && other.stderr.contains("its FEN is"),
-        "{}",
-        other.stderr
+    refused(
+        of("4", "3").with(&["--resume"]),
+        &["game 1 of", "its FEN is"],
+        &again,
     );
-    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), again);
     // So are more games than --games.
-    let fewer = run_match(of("2", "2").with(&["--resume"]));
-    assert!(!fewer.status.success());
-    assert!(
-        fewer.stderr.contains("more games than the 2 of --games"),
-        "{}",
-        fewer.stderr
+    refused(
+        of("2", "2").with(&["--resume"]),
+        &["more games than the 2 of --games"],
+        &again,
     );
-    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), again);
     // A last record cut short (stopped while writing it) is played again.
     for cut in [40, 300] {
         std::fs::write(&pgn, &again[..again.len() - cut]).unwrap();
@@ -1449,14 +1452,11 @@ fn a_stopped_match_resumes_from_its_records_to_the_same_games() {
     // A damaged record before the last is refused, and kept.
     let damaged = again.replacen("[Round \"2\"]", "[Round \"two\"]", 1);
     std::fs::write(&pgn, &damaged).unwrap();
-    let broken = run_match(base.clone().with(&["--resume"]));
-    assert!(!broken.status.success());
-    assert!(
-        broken.stderr.contains("game 2 of") && broken.stderr.contains("Round"),
-        "{}",
-        broken.stderr
+    refused(
+        base.clone().with(&["--resume"]),
+        &["game 2 of", "Round"],
+        &damaged,
     );
-    assert_eq!(std::fs::read_to_string(&pgn).unwrap(), damaged);
 
     // Whatever else stands there is refused without a hang.
     std::fs::remove_file(&pgn).unwrap();

@@ -602,10 +602,7 @@ pub fn run(args: &MatchArgs) -> Result<(), MatchError> {
                 time_control: &time_control,
             }
         })?,
-        _ => resume::Played {
-            games: Vec::new(),
-            bytes: 0,
-        },
+        _ => resume::Played::default(),
     };
     // Created once the engines have passed their checks, so that a match
     // that cannot start leaves an earlier record file alone; a resumed

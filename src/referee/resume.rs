@@ -36,7 +36,9 @@ pub(crate) struct Expected<'a> {
     pub time_control: &'a str,
 }
 
-/// The games an earlier run of the match left in its records file.
+/// The games an earlier run of the match left in its records file (none
+/// by default).
+#[derive(Default)]
 pub(crate) struct Played {
     /// Rounds 1 and on, checked.
     pub games: Vec<GameRecord>,
@@ -62,10 +64,7 @@ pub(crate) fn played<'a>(
     expected: impl Fn(u32) -> Expected<'a>,
 ) -> Result<Played, MatchError> {
     if std::fs::symlink_metadata(path).is_err() {
-        return Ok(Played {
-            games: Vec::new(),
-            bytes: 0,
-        });
+        return Ok(Played::default());
     }
     let shown = files::shown(path);
     let text = files::read_text(path, u64::from(games) * RECORD_BYTES)
