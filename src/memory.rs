@@ -60,6 +60,24 @@ fn prefer_huge_pages<T>(values: &mut [T]) {
 #[cfg(not(target_os = "linux"))]
 fn prefer_huge_pages<T>(_values: &mut [T]) {}
 
+/// The process's peak resident memory in bytes (Linux only).
+pub fn peak_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// The process's resident memory now in bytes (Linux only).
+pub fn resident_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// A line of /proc/self/status (given in KiB) in bytes.
+fn status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -298,8 +298,15 @@ fn a_solve_derives_the_distances_to_the_end_as_it_goes_to_the_same_files() {
     .unwrap();
     assert_eq!(derived, 78, "every pair's distances derived by the solve");
     assert_eq!(outcome.longest_ends.len(), 144);
-    let after =
-        solver::add_dte_knowing(&fused, 2, None, &outcome.longest_ends, &mut |_| {}).unwrap();
+    let after = solver::add_dte_knowing(
+        &fused,
+        2,
+        None,
+        &outcome.longest_ends,
+        solver::Ranks::Here,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(after.outcome.layers_written, 0, "nothing left for the pass");
     assert_eq!(
         (after.longest_win, after.longest_loss),
@@ -329,7 +336,8 @@ fn a_solve_derives_the_distances_to_the_end_as_it_goes_to_the_same_files() {
     let mut known = stopped.longest_ends;
     known.extend(rest.longest_ends);
     assert!(known.len() < 144, "the first layers were solved without");
-    let finished = solver::add_dte_knowing(&parts, 2, None, &known, &mut |_| {}).unwrap();
+    let finished =
+        solver::add_dte_knowing(&parts, 2, None, &known, solver::Ranks::Here, &mut |_| {}).unwrap();
     assert!(finished.outcome.layers_written > 0);
     assert_eq!(
         (finished.longest_win, finished.longest_loss),
@@ -399,6 +407,58 @@ const SOLVE_TIMEOUT: Duration = Duration::from_secs(300);
 fn dodgem(args: &[&str]) -> (bool, String) {
     let output = run(args, SOLVE_TIMEOUT);
     (output.status.success(), output.stdout + &output.stderr)
+}
+
+#[test]
+fn the_plan_of_a_solve_counts_what_the_solve_does() {
+    let _cpu = shared();
+    let dir = scratch("census");
+    let mut slots = Vec::new();
+    let plan = plan(&dir, 4, Rules::Textbook, None);
+    solve_layers(&plan, &mut |pair| slots.push(pair.slots)).unwrap();
+    let census = solver::census(plan.kind).unwrap();
+    assert_eq!(census.pairs, slots.len());
+    assert_eq!(census.slots, slots.iter().sum::<u64>());
+    assert_eq!(census.largest.0, *slots.iter().max().unwrap());
+    // A chain is more than one pair, and not all of them (a pair waits
+    // only for the pairs its forward moves reach).
+    assert!(census.largest.0 < census.chain && census.chain < census.slots);
+    let (ok, text) = dodgem(&["solve", "--plan", "--size", "4"]);
+    assert!(ok, "{text}");
+    for expected in [
+        "4x4 Dodgem, at most 3 cars a side (either rule): 78 layer pairs, 484,416 index slots",
+        "largest pair: layers 004-005 005-004, 30,208 slots",
+        "heaviest chain of pairs that wait for one another: 225,352 slots (46.5% of all)",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing from\n{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_mpi_solve_outside_an_mpi_job_says_what_it_needs() {
+    let _cpu = shared();
+    let dir = scratch("mpi-refused");
+    let out = dir.join("tables");
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--mpi",
+        "--size",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!ok, "{text}");
+    #[cfg(not(feature = "mpi"))]
+    let expected = "built without MPI: build it with `cargo build --release --features mpi`";
+    #[cfg(feature = "mpi")]
+    let expected = "an MPI solve needs at least 2 ranks";
+    assert!(text.contains(expected), "{expected:?} missing from\n{text}");
+    assert!(!out.exists(), "nothing is written");
+    // --mpi goes with a solve or the distances, not with a check.
+    let (ok, text) = dodgem(&["solve", "--mpi", "--verify", out.to_str().unwrap()]);
+    assert!(!ok && text.contains("cannot be used with"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

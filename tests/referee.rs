@@ -1584,6 +1584,62 @@ fn a_gauntlet_summary_lists_the_cells_of_earlier_runs() {
 }
 
 #[test]
+fn gauntlet_cells_played_as_separate_processes_make_one_table() {
+    let _cpu = shared();
+    let scratch = Scratch::new("gauntlet-array");
+    let out = scratch.path("g");
+    let same = format!("same={}", mock("legal"));
+    let cells = ["--size", "3", "--size", "4", "--tc", "5+0.1"];
+    // Cells 1 and 2 at once, as two tasks of a job array would play them.
+    let tasks: Vec<_> = ["1", "2"]
+        .into_iter()
+        .map(|k| {
+            let (out, same) = (out.clone(), same.clone());
+            std::thread::spawn(move || {
+                gauntlet(&out, &[&same], &[&cells[..], &["--cell", k]].concat())
+            })
+        })
+        .collect();
+    for (task, size) in tasks.into_iter().zip(["3 x 3", "4 x 4"]) {
+        let output = task.join().unwrap();
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            output.stdout,
+            output.stderr
+        );
+        assert_eq!(
+            output.stdout.matches("playing").count(),
+            1,
+            "{}",
+            output.stdout
+        );
+        assert!(
+            output.stdout.contains(&format!("| same | {size} | 5+0.1")),
+            "{}",
+            output.stdout
+        );
+    }
+    let summary = gauntlet(&out, &[&same], &[&cells[..], &["--summary-only"]].concat());
+    assert!(summary.status.success(), "{}", summary.stderr);
+    assert!(!summary.stdout.contains("playing"), "{}", summary.stdout);
+    let expected = ["| same | 3 x 3 | 5+0.1", "| same | 4 x 4 | 5+0.1"];
+    assert_eq!(table_cells(&summary.stdout), expected, "{}", summary.stdout);
+    let file = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert_eq!(file, summary.stdout);
+    // A cell beyond the list is refused before anything is played.
+    let beyond = gauntlet(&out, &[&same], &[&cells[..], &["--cell", "3"]].concat());
+    assert!(!beyond.status.success());
+    assert!(
+        beyond
+            .stderr
+            .contains("--cell 3: this gauntlet has 2 cells, 1 to 2"),
+        "{}",
+        beyond.stderr
+    );
+}
+
+#[test]
 fn a_gauntlet_refuses_a_fifo_or_a_device_where_its_files_go() {
     let _cpu = shared();
     let same = format!("same={}", mock("legal"));

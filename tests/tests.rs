@@ -19,6 +19,8 @@ mod gui_http;
 mod hardening;
 mod layered;
 mod movegen;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod perft;
 mod referee;
 mod reference;

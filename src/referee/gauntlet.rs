@@ -13,6 +13,8 @@
 //! game. The table of every cell whose results file is in the directory
 //! (this run's and earlier runs'), with the score per colour, is printed
 //! at the end and written to `summary.md` there, also when a cell fails.
+//! On a cluster each cell can be a task of its own (`--cell K`), all into
+//! one directory, and `--summary-only` makes the table once they are done.
 
 use std::fmt::Write as _;
 use std::io;
@@ -79,6 +81,16 @@ pub struct GauntletArgs {
     /// (created if missing; cells already played there are kept).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Play only the K-th cell, counted from 1 in the order opponents,
+    /// then sizes, then clocks: one task of a cluster's job array
+    /// (`--cell $SLURM_ARRAY_TASK_ID`), the cells played side by side into
+    /// one --out; `--summary-only` makes the table at the end.
+    #[arg(long, value_name = "K", conflicts_with = "summary_only")]
+    pub cell: Option<usize>,
+    /// Play nothing: print the table of every cell in --out and write it
+    /// to summary.md there (after the tasks of a job array).
+    #[arg(long)]
+    pub summary_only: bool,
 }
 
 /// One opponent: its name and command, and the options it is given.
@@ -329,6 +341,22 @@ impl GauntletArgs {
                     cells.push((cell, args));
                 }
             }
+        }
+        if self.summary_only {
+            let table = self.write_summary()?;
+            print!("{table}");
+            return Ok(());
+        }
+        if let Some(k) = self.cell {
+            if k == 0 || k > cells.len() {
+                return Err(MatchError(format!(
+                    "--cell {k}: this gauntlet has {} cells, 1 to {} (opponents, then sizes, \
+                     then clocks)",
+                    cells.len(),
+                    cells.len()
+                )));
+            }
+            cells = vec![cells.swap_remove(k - 1)];
         }
         self.check_engines(&opponents)?;
         let played = self.check_out(&cells)?;

@@ -11,13 +11,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::default_threads;
 use super::format::{Kind, Metric, read_header};
-use super::layered::{self, PairDone, Plan};
+use super::layered::{self, PairDone, Plan, Ranks};
 use super::playout::PlayoutPlan;
 use super::reach;
 use super::store::Tables;
 use super::value::{Dtz, Tally};
 use crate::board::{Color, Position, Rules};
-use crate::notation;
+use crate::{memory, notation};
 
 /// Arguments of `dodgem solve`.
 #[derive(Args, Debug, Clone)]
@@ -91,9 +91,28 @@ pub struct SolveArgs {
     /// over their drawing moves; decided ones are played from the tables).
     #[arg(long, default_value_t = 2, requires = "playout")]
     pub depth: u32,
-    /// Worker threads [default: one per core].
+    /// Print what a solve of --size (and --max-cars) needs, and solve
+    /// nothing: its layer pairs, the slots of all and of the largest pair
+    /// (the memory one rank needs), and the heaviest chain of pairs that
+    /// wait for one another (what no number of ranks can share out).
+    #[arg(long, conflicts_with_all = ["out", "verify", "playout", "reach", "dte", "convert", "mpi"])]
+    pub plan: bool,
+    /// Worker threads [default: one per core]; with --mpi, of each rank.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Solve (--out) or add the distances (--dte) over the ranks of an MPI
+    /// job, in a build with `--features mpi`: `mpirun -n 3 dodgem solve
+    /// --mpi --size 5 --out DIR`. Rank 0 hands out the layer pairs, the
+    /// others solve them into the directory, which every rank must reach
+    /// at the same path; the files are those of a solve in one process.
+    #[arg(long, conflicts_with_all = ["verify", "playout", "reach", "convert"])]
+    pub mpi: bool,
+    /// With --mpi: seconds of silence after which a working rank is
+    /// counted lost and its pair goes to another (with `mpirun
+    /// --enable-recovery`; otherwise a lost rank ends the job, and the same
+    /// command resumes it).
+    #[arg(long, default_value_t = 60, requires = "mpi")]
+    pub mpi_timeout: u64,
     /// No progress bar and no per-layer lines.
     #[arg(long)]
     pub quiet: bool,
@@ -110,6 +129,46 @@ impl SolveArgs {
 }
 
 fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
+    if args.mpi {
+        return run_mpi(args);
+    }
+    run_on(args, Ranks::Here)
+}
+
+/// `dodgem solve --mpi`: rank 0 runs the solve with the pairs made by the
+/// other ranks, which serve it until it ends.
+#[cfg(feature = "mpi")]
+fn run_mpi(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
+    use super::cluster::Cluster;
+    let cluster = Cluster::start(Duration::from_secs(args.mpi_timeout.max(1)))?;
+    if !cluster.is_manager() {
+        let threads = args.threads.unwrap_or_else(default_threads).max(1);
+        layered::serve(&cluster, threads);
+        cluster.end();
+        return Ok(());
+    }
+    if !args.quiet {
+        eprintln!(
+            "MPI: rank 0 hands out the layer pairs to {} workers",
+            cluster.ranks() - 1
+        );
+    }
+    let result = run_on(args, Ranks::Mpi(&cluster));
+    cluster.end();
+    result
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
+    Err(
+        "this dodgem was built without MPI: build it with `cargo build --release --features mpi` \
+         (needs an MPI library such as OpenMPI, and libclang)"
+            .into(),
+    )
+}
+
+/// The solve, a check or a conversion, with a solve's pairs made by `ranks`.
+fn run_on(args: &SolveArgs, ranks: Ranks) -> Result<(), Box<dyn std::error::Error>> {
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
     if let Some(dirs) = &args.convert {
         return convert(&dirs[0], &dirs[1], threads, args.quiet);
@@ -132,10 +191,19 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
             threads,
             args.stop_after_layers,
             &HashMap::new(),
+            ranks,
             args.quiet,
         );
     }
     let size = args.size.expect("clap requires --size here");
+    let kind = Kind {
+        size,
+        rules: args.rules,
+        max_cars: args.max_cars.unwrap_or((size as u32).saturating_sub(1)),
+    };
+    if args.plan {
+        return plan(kind);
+    }
     let Some(out) = &args.out else {
         return Err("solve needs --out: a directory for the layer files".into());
     };
@@ -147,11 +215,6 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
-    let kind = Kind {
-        size,
-        rules: args.rules,
-        max_cars: args.max_cars.unwrap_or((size as u32).saturating_sub(1)),
-    };
     let plan = Plan {
         kind,
         dir: out.clone(),
@@ -160,7 +223,7 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         two_bytes: false,
         with_dte: true,
     };
-    let outcome = layered_solve(&plan, args.quiet)?;
+    let outcome = layered_solve(&plan, ranks, args.quiet)?;
     if outcome.stopped {
         println!(
             "stopped after writing {} layer files, as asked; run the same command to continue",
@@ -173,7 +236,39 @@ fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
         .map(|limit| limit.saturating_sub(outcome.layers_written));
     // What the solve could not derive pair by pair (layers ahead solved
     // by an earlier run without their distances) is derived now.
-    dte_pass(out, threads, left, &outcome.longest_ends, args.quiet)
+    dte_pass(out, threads, left, &outcome.longest_ends, ranks, args.quiet)
+}
+
+/// `dodgem solve --plan`: what a solve of `kind` needs.
+fn plan(kind: Kind) -> Result<(), Box<dyn std::error::Error>> {
+    let census = layered::census(kind)?;
+    let (largest, layers) = &census.largest;
+    let names: Vec<String> = layers
+        .iter()
+        .map(|(a, b)| format!("{a:03}-{b:03}"))
+        .collect();
+    let gib = |slots: u64| (slots * census.bytes_per_slot) as f64 / f64::from(1u32 << 30);
+    println!(
+        "{n}x{n} Dodgem, at most {} cars a side (either rule): {} layer pairs, {} index slots per side to move",
+        kind.max_cars,
+        census.pairs,
+        grouped(census.slots),
+        n = kind.size
+    );
+    println!(
+        "largest pair: layers {}, {} slots ({:.1}% of all): {:.1} GiB to solve with its distances to the end ({} bytes a slot)",
+        names.join(" "),
+        grouped(*largest),
+        100.0 * *largest as f64 / census.slots as f64,
+        gib(*largest),
+        census.bytes_per_slot
+    );
+    println!(
+        "heaviest chain of pairs that wait for one another: {} slots ({:.1}% of all): no number of ranks solves it faster than one rank solves these",
+        grouped(census.chain),
+        100.0 * census.chain as f64 / census.slots as f64
+    );
+    Ok(())
 }
 
 /// `dodgem solve --convert OLD NEW`: the conversion with a line a file
@@ -229,6 +324,7 @@ fn dte_pass(
     threads: usize,
     stop_after_layers: Option<u64>,
     known: &HashMap<(u32, u32), (u32, u32)>,
+    ranks: Ranks,
     quiet: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
@@ -242,7 +338,7 @@ fn dte_pass(
             .map(|(a, b)| format!("{a:03}-{b:03}"))
             .collect();
         eprintln!(
-            "distances to the end: pair {}/{} layers {}: {} slots, longest {} plies, in {:.1} s (read {:.1}, derive {:.1}, write {:.1}), files {} | elapsed {:.0} s, rss {}",
+            "distances to the end: pair {}/{} layers {}: {} slots, longest {} plies, in {:.1} s (read {:.1}, derive {:.1}, write {:.1}), files {} | elapsed {:.0} s, {}",
             pair.done,
             pair.pairs,
             names.join(" "),
@@ -254,10 +350,11 @@ fn dte_pass(
             pair.phases[2],
             mib(pair.bytes),
             started.elapsed().as_secs_f64(),
-            resident_memory().unwrap_or_default(),
+            memory_of(pair),
         );
     };
-    let done = layered::add_dte_knowing(dir, threads, stop_after_layers, known, &mut on_pair)?;
+    let done =
+        layered::add_dte_knowing(dir, threads, stop_after_layers, known, ranks, &mut on_pair)?;
     let outcome = done.outcome;
     if outcome.stopped {
         println!(
@@ -305,7 +402,11 @@ fn describe_end(value: Dtz) -> String {
 }
 
 /// The layered solve with its bar, per-pair lines and summary.
-fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn std::error::Error>> {
+fn layered_solve(
+    plan: &Plan,
+    ranks: Ranks,
+    quiet: bool,
+) -> Result<layered::Outcome, Box<dyn std::error::Error>> {
     let kind = plan.kind;
     let shape = layered::shape_of(kind)?;
     let total = layered::total_slots(&shape);
@@ -368,7 +469,7 @@ fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn s
             }
             first_line = false;
             let line = format!(
-                "solved pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s (read {:.1}, solve {:.1}, write {:.1}{}; {:.2e} slots/s), files {} | elapsed {:.0} s, rss {}, disk {}",
+                "solved pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s (read {:.1}, solve {:.1}, write {:.1}{}; {:.2e} slots/s), files {} | elapsed {:.0} s, {}, disk {}",
                 pair.done,
                 pair.pairs,
                 names.join(" "),
@@ -388,13 +489,13 @@ fn layered_solve(plan: &Plan, quiet: bool) -> Result<layered::Outcome, Box<dyn s
                 pair.slots as f64 / pair.seconds.max(1e-9),
                 mib(pair.bytes),
                 started.elapsed().as_secs_f64(),
-                resident_memory().unwrap_or_default(),
+                memory_of(pair),
                 mib(disk),
             );
             bar.suspend(|| eprintln!("{line}"));
         }
     };
-    let outcome = layered::solve(plan, &mut on_pair)?;
+    let outcome = layered::solve_on(plan, ranks, &mut on_pair)?;
     bar.finish_and_clear();
     if outcome.stopped {
         return Ok(outcome);
@@ -668,20 +769,26 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
 }
 
-/// A line of /proc/self/status in MiB (Linux only).
-fn status_mib(field: &str) -> Option<String> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(format!("{} MiB", kb / 1024))
+/// Bytes in whole MiB, for memory figures.
+fn whole_mib(bytes: u64) -> String {
+    format!("{} MiB", bytes >> 20)
 }
 
 /// The process's peak resident memory.
 fn peak_memory() -> Option<String> {
-    status_mib("VmHWM:")
+    memory::peak_bytes().map(whole_mib)
+}
+
+/// The memory of what made `pair`: `rss 3644 MiB` of this process, or
+/// `rank 2, peak 3644 MiB` of an MPI worker.
+fn memory_of(pair: &PairDone) -> String {
+    match pair.rank {
+        Some((rank, peak)) => format!("rank {rank}, peak {}", whole_mib(peak)),
+        None => format!("rss {}", resident_memory().unwrap_or_default()),
+    }
 }
 
 /// The process's resident memory now.
 fn resident_memory() -> Option<String> {
-    status_mib("VmRSS:")
+    memory::resident_bytes().map(whole_mib)
 }

@@ -407,12 +407,16 @@ pub fn write_durably(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Like [`write_durably`], with what goes into the file written by
 /// `write` through a buffer (for files too large to build in memory
-/// first).
+/// first). The temporary file's name has the process id in it, so two
+/// processes writing the same file (an MPI worker counted lost that still
+/// runs, and the one given its pair) do not write into one another's.
 pub fn write_durably_with(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let temporary = path.with_extension("tmp");
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(name);
     let mut out = BufWriter::new(File::create(&temporary)?);
     write(&mut out)?;
     let file = out.into_inner().map_err(|e| e.into_error())?;

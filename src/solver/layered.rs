@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde::{Deserialize, Serialize};
+
 use super::dte::{self, DteSide};
 use super::format::{self, Kind, LayerError, Metric, read_header, read_wdl};
 use super::layers::{Block, Child, Layer, Shape};
@@ -28,6 +30,8 @@ pub enum LayeredError {
     Layer(LayerError),
     Solve(SolveError),
     Io(PathBuf, std::io::Error),
+    /// A worker of an MPI job failed, or every worker was lost.
+    Worker(String),
 }
 
 impl fmt::Display for LayeredError {
@@ -41,6 +45,7 @@ impl fmt::Display for LayeredError {
             LayeredError::Layer(e) => e.fmt(f),
             LayeredError::Solve(e) => e.fmt(f),
             LayeredError::Io(path, e) => write!(f, "cannot write {}: {e}", path.display()),
+            LayeredError::Worker(why) => write!(f, "MPI worker: {why}"),
         }
     }
 }
@@ -98,6 +103,9 @@ pub struct PairDone {
     /// Pairs finished so far, of `pairs`.
     pub done: usize,
     pub pairs: usize,
+    /// In an MPI job: the rank that made the pair, and its peak memory
+    /// so far in bytes (0 where unknown).
+    pub rank: Option<(usize, u64)>,
 }
 
 impl PairDone {
@@ -115,6 +123,7 @@ impl PairDone {
             dte_seconds: None,
             done,
             pairs,
+            rank: None,
         }
     }
 }
@@ -194,6 +203,18 @@ fn read_as_ahead(shape: &Shape, layer: &Layer) -> bool {
 /// # Errors
 /// An unusable directory, a damaged file, a write failure.
 pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome, LayeredError> {
+    solve_on(plan, Ranks::Here, progress)
+}
+
+/// [`solve`] with the pairs made by `ranks`.
+///
+/// # Errors
+/// As [`solve`]; a worker's error, or every worker lost.
+pub fn solve_on(
+    plan: &Plan,
+    ranks: Ranks,
+    progress: &mut dyn FnMut(&PairDone),
+) -> Result<Outcome, LayeredError> {
     let shape = shape_of(plan.kind)?;
     format::prepare_dir(&plan.dir, plan.kind)?;
     let pass = Pass {
@@ -209,54 +230,290 @@ pub fn solve(plan: &Plan, progress: &mut dyn FnMut(&PairDone)) -> Result<Outcome
         },
         stop_after_layers: plan.stop_after_layers,
     };
-    let budget = memory_budget();
-    let wdl = Handoff::new(budget / 8);
-    let ends = plan.with_dte.then(|| Ends::new(budget / 8));
-    let mut outcome = each_pair(
-        &pair_layers(&shape),
-        &pass,
-        progress,
-        |layers, threads, phases, dte_seconds| {
-            let solved = solve_one_pair(&shape, plan, threads, layers, phases, &wdl)?;
-            let own: Vec<WdlBits> = solved
-                .iter()
-                .map(|(solved, _)| WdlBits::from_values(&solved.values))
-                .collect();
-            let mut written: Vec<(Tally, u64)> = solved
-                .into_iter()
-                .map(|(solved, bytes)| (solved.tally, bytes))
-                .collect();
-            for (layer, bits) in layers.iter().zip(&own) {
-                let bytes = bits.bytes() as u64;
-                if read_as_ahead(&shape, layer) && wdl.has_room(bytes) {
-                    wdl.give(layer, bits.clone(), bytes);
-                }
-            }
-            if let Some(ends) = &ends
-                && ends.ready(&shape, &plan.dir, plan.kind, layers)?
-            {
-                let started = Instant::now();
-                let ends_written = ends.derive(
-                    &shape,
-                    &plan.dir,
-                    plan.kind,
-                    threads,
-                    layers,
-                    own,
-                    &mut [0.0; 3],
-                )?;
-                for ((_, bytes), (_, ends_bytes)) in written.iter_mut().zip(ends_written) {
-                    *bytes += ends_bytes;
-                }
-                *dte_seconds = Some(started.elapsed().as_secs_f64());
-            }
-            Ok(written)
-        },
-    )?;
-    if let Some(ends) = ends {
-        outcome.longest_ends = ends.longest();
+    let maker = Maker::solving(shape.clone(), plan, memory_budget() / 8);
+    each_pair(&pair_layers(&shape), &pass, progress, &maker, ranks)
+}
+
+/// The sizes that decide what a solve of one kind needs, before it is
+/// run: how its work splits into pairs, and how much of it must be done
+/// one pair after another whatever the number of machines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Census {
+    pub pairs: usize,
+    /// Index slots of every layer (positions and non-positions), Black to
+    /// move; White to move mirrors them.
+    pub slots: u64,
+    /// The largest pair: its slots and layers.
+    pub largest: (u64, Vec<(u32, u32)>),
+    /// Slots of the heaviest chain of pairs each waiting for the one
+    /// before: a solve on any number of workers takes at least as long
+    /// as these take one after another.
+    pub chain: u64,
+    /// Memory a pair takes while it is solved with its distances to the
+    /// end, a slot.
+    pub bytes_per_slot: u64,
+}
+
+/// The [`Census`] of `kind`'s tables, also of one too large for this
+/// solver to take on (the whole 7 x 7 board, for a plan).
+///
+/// # Errors
+/// A kind without tables.
+pub fn census(kind: Kind) -> Result<Census, LayeredError> {
+    let shape = Shape::shared(kind.size, kind.max_cars).ok_or(LayeredError::Shape(kind))?;
+    let pairs = pair_layers(&shape);
+    let jobs = pair_jobs(&shape, &pairs, 1);
+    // Pairs come from the end of the game back, so those a pair waits
+    // for come before it in the list.
+    let mut heaviest = vec![0u64; jobs.len()];
+    for (i, job) in jobs.iter().enumerate() {
+        debug_assert!(job.after.iter().all(|&j| j < i));
+        let before = job.after.iter().map(|&j| heaviest[j]).max().unwrap_or(0);
+        heaviest[i] = before + job.bytes;
     }
-    Ok(outcome)
+    let (largest, layers) = pairs
+        .iter()
+        .map(|layers| (layers.iter().map(|l| l.slots).sum::<u64>(), layers))
+        .max_by_key(|(slots, _)| *slots)
+        .expect("every kind of tables has pairs");
+    Ok(Census {
+        pairs: pairs.len(),
+        slots: pairs.iter().flatten().map(|l| l.slots).sum(),
+        largest: (largest, layers.iter().map(|l| (l.black, l.white)).collect()),
+        chain: heaviest.into_iter().max().unwrap_or(0),
+        bytes_per_slot: SOLVE_BYTES_PER_SLOT.max(DTE_BYTES_PER_SLOT),
+    })
+}
+
+/// Where a pass's pairs are made: by this process, or by the workers of
+/// an MPI job that this process (rank 0) manages.
+#[derive(Clone, Copy, Debug)]
+pub enum Ranks<'a> {
+    Here,
+    #[cfg(feature = "mpi")]
+    Mpi(&'a super::cluster::Cluster),
+    #[doc(hidden)]
+    #[cfg(not(feature = "mpi"))]
+    _Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
+}
+
+/// What making one pair gave.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Made {
+    /// Each layer's tally and the bytes of its files.
+    written: Vec<(Tally, u64)>,
+    /// The longest win and loss to the end of each layer whose distances
+    /// were derived, by `(black, white)` progress.
+    ends: Vec<((u32, u32), (u32, u32))>,
+    /// Seconds reading the layers ahead, solving, writing.
+    phases: [f64; 3],
+    /// Seconds deriving the distances to the end, when that was done too.
+    dte_seconds: Option<f64>,
+    seconds: f64,
+    /// The peak memory of the process that made it, in bytes (0 where
+    /// unknown).
+    peak: u64,
+}
+
+/// How a pass makes one pair's files: solving it (and deriving its
+/// distances to the end where the layers ahead have theirs), or deriving
+/// the distances of a solved pair. In this process or in a worker.
+enum Maker {
+    Solve {
+        shape: Arc<Shape>,
+        plan: Plan,
+        /// Win/draw/loss of finished layers, for the pair that reads them
+        /// as its layers ahead.
+        wdl: Handoff<WdlBits>,
+        /// With [`Plan::with_dte`].
+        ends: Option<Ends>,
+    },
+    Distances {
+        shape: Arc<Shape>,
+        dir: PathBuf,
+        kind: Kind,
+        ends: Ends,
+    },
+}
+
+/// A pair to make, as the manager of an MPI job sends it to a worker.
+#[cfg(feature = "mpi")]
+#[derive(Debug, Serialize, Deserialize)]
+struct Task {
+    /// Distances to the end only (`dodgem solve --dte`), or the solve.
+    distances: bool,
+    dir: PathBuf,
+    two_bytes: bool,
+    with_dte: bool,
+    /// Its index among the pairs.
+    pair: usize,
+}
+
+impl Maker {
+    /// The solve of `plan`, keeping up to `keep` bytes of finished layers
+    /// in memory for the pairs that read them next.
+    fn solving(shape: Arc<Shape>, plan: &Plan, keep: u64) -> Maker {
+        Maker::Solve {
+            shape,
+            plan: plan.clone(),
+            wdl: Handoff::new(keep),
+            ends: plan.with_dte.then(|| Ends::new(keep)),
+        }
+    }
+
+    /// The distances to the end of the solved tables in `dir`.
+    fn distances(shape: Arc<Shape>, dir: &Path, kind: Kind, keep: u64) -> Maker {
+        Maker::Distances {
+            shape,
+            dir: dir.to_path_buf(),
+            kind,
+            ends: Ends::new(keep),
+        }
+    }
+
+    /// The task of making pair `pair`, for a worker.
+    #[cfg(feature = "mpi")]
+    fn task(&self, pair: usize) -> Task {
+        match self {
+            Maker::Solve { plan, .. } => Task {
+                distances: false,
+                dir: plan.dir.clone(),
+                two_bytes: plan.two_bytes,
+                with_dte: plan.with_dte,
+                pair,
+            },
+            Maker::Distances { dir, .. } => Task {
+                distances: true,
+                dir: dir.clone(),
+                two_bytes: false,
+                with_dte: true,
+                pair,
+            },
+        }
+    }
+
+    /// Makes the files of the pair of `layers` with `threads` threads.
+    fn make(&self, layers: &[Layer], threads: usize) -> Result<Made, LayeredError> {
+        let started = Instant::now();
+        let mut made = Made::default();
+        match self {
+            Maker::Solve {
+                shape,
+                plan,
+                wdl,
+                ends,
+            } => {
+                let solved = solve_one_pair(shape, plan, threads, layers, &mut made.phases, wdl)?;
+                let own: Vec<WdlBits> = solved
+                    .iter()
+                    .map(|(solved, _)| WdlBits::from_values(&solved.values))
+                    .collect();
+                made.written = solved
+                    .into_iter()
+                    .map(|(solved, bytes)| (solved.tally, bytes))
+                    .collect();
+                for (layer, bits) in layers.iter().zip(&own) {
+                    let bytes = bits.bytes() as u64;
+                    if read_as_ahead(shape, layer) && wdl.has_room(bytes) {
+                        wdl.give(layer, bits.clone(), bytes);
+                    }
+                }
+                if let Some(ends) = ends
+                    && ends.ready(shape, &plan.dir, plan.kind, layers)?
+                {
+                    let derived = Instant::now();
+                    let (written, longest) = ends.derive(
+                        shape,
+                        &plan.dir,
+                        plan.kind,
+                        threads,
+                        layers,
+                        own,
+                        &mut [0.0; 3],
+                    )?;
+                    for ((_, bytes), (_, ends_bytes)) in made.written.iter_mut().zip(written) {
+                        *bytes += ends_bytes;
+                    }
+                    made.ends = longest;
+                    made.dte_seconds = Some(derived.elapsed().as_secs_f64());
+                }
+            }
+            Maker::Distances {
+                shape,
+                dir,
+                kind,
+                ends,
+            } => {
+                let own = layers
+                    .iter()
+                    .map(|layer| read_wdl(dir, *kind, layer))
+                    .collect::<Result<Vec<_>, LayerError>>()?;
+                (made.written, made.ends) =
+                    ends.derive(shape, dir, *kind, threads, layers, own, &mut made.phases)?;
+            }
+        }
+        made.seconds = started.elapsed().as_secs_f64();
+        made.peak = crate::memory::peak_bytes().unwrap_or(0);
+        Ok(made)
+    }
+}
+
+/// A worker of an MPI job: makes the pairs the manager sends (with
+/// `threads` threads each) until told there are no more. Finished layers
+/// go to and come from the shared directory only: the next pair that
+/// reads one may be on another rank.
+#[cfg(feature = "mpi")]
+pub fn serve(cluster: &super::cluster::Cluster, threads: usize) {
+    // The pass being served: what its tasks say apart from the pair, its
+    // pairs, and how it makes one.
+    struct Serving {
+        task: (bool, PathBuf, bool, bool),
+        pairs: Vec<Vec<Layer>>,
+        maker: Maker,
+    }
+    let mut serving: Option<Serving> = None;
+    cluster.serve(|bytes| {
+        let made = (|| -> Result<Made, LayeredError> {
+            let task: Task = serde_json::from_slice(bytes).map_err(|e| {
+                LayeredError::Worker(format!("a task this worker cannot read: {e}"))
+            })?;
+            let key = (
+                task.distances,
+                task.dir.clone(),
+                task.two_bytes,
+                task.with_dte,
+            );
+            if serving.as_ref().is_none_or(|serving| serving.task != key) {
+                let kind = format::read_kind(&task.dir)?;
+                let shape = shape_of(kind)?;
+                let maker = if task.distances {
+                    Maker::distances(shape.clone(), &task.dir, kind, 0)
+                } else {
+                    let plan = Plan {
+                        kind,
+                        dir: task.dir.clone(),
+                        threads,
+                        stop_after_layers: None,
+                        two_bytes: task.two_bytes,
+                        with_dte: task.with_dte,
+                    };
+                    Maker::solving(shape.clone(), &plan, 0)
+                };
+                serving = Some(Serving {
+                    task: key,
+                    pairs: pair_layers(&shape),
+                    maker,
+                });
+            }
+            let Serving { pairs, maker, .. } = serving.as_ref().expect("set above");
+            let layers = pairs.get(task.pair).ok_or_else(|| {
+                LayeredError::Worker(format!("no pair {} in {}", task.pair, task.dir.display()))
+            })?;
+            maker.make(layers, threads)
+        })();
+        let made: Result<Made, String> = made.map_err(|e| e.to_string());
+        serde_json::to_vec(&made).expect("a report serializes")
+    });
 }
 
 /// A pass over the pairs of a directory: which files it makes, and with
@@ -284,24 +541,19 @@ const DTE_BYTES_PER_SLOT: u64 = 5;
 
 /// Works through `pairs` (in the order of [`pair_layers`]): a pair whose
 /// `pass.metric` files are all in `dir` already is reported as found there;
-/// any other is made by `compute` (given the threads it may use; it
-/// returns each layer's tally and file size and fills in the phases'
-/// seconds) once the pairs its forward moves reach are done, several at a
-/// time where they are small enough (see [`schedule`]): each takes about
-/// `bytes_per_slot` bytes a slot while it is made. Starts no pair once
-/// `stop_after_layers` files have been written or are being written, if
-/// given; calls `progress` after each pair, in the order they finish.
+/// any other is made by `maker` (here, given the threads it may use, or by
+/// a worker of `ranks`) once the pairs its forward moves reach are done,
+/// several at a time where they are small enough (see [`schedule`]): each
+/// takes about `bytes_per_slot` bytes a slot while it is made. Starts no
+/// pair once `stop_after_layers` files have been written or are being
+/// written, if given; calls `progress` after each pair, in the order they
+/// finish.
 fn each_pair(
     pairs: &[Vec<Layer>],
     pass: &Pass,
     progress: &mut dyn FnMut(&PairDone),
-    compute: impl Fn(
-        &[Layer],
-        usize,
-        &mut [f64; 3],
-        &mut Option<f64>,
-    ) -> Result<Vec<(Tally, u64)>, LayeredError>
-    + Sync,
+    maker: &Maker,
+    ranks: Ranks,
 ) -> Result<Outcome, LayeredError> {
     let Pass {
         shape,
@@ -339,68 +591,90 @@ fn each_pair(
         found.push(on_disk);
     }
     let jobs = pair_jobs(shape, pairs, bytes_per_slot);
-    let budget = schedule::Budget {
-        threads,
-        bytes: memory_budget(),
-    };
     // Shared by the two callbacks below, both on this thread.
     let outcome = std::cell::RefCell::new(outcome);
     let reported = std::cell::Cell::new(reported);
-    // Layers of the pairs running now, for the stop.
+    // Layers of the pairs being made now, for the stop.
     let pending = std::cell::Cell::new(0u64);
     let mut error = None;
-    schedule::run(
-        &jobs,
-        found,
-        budget,
-        |i, threads| {
-            let started = Instant::now();
-            let mut phases = [0.0; 3];
-            let mut dte_seconds = None;
-            let result = compute(&pairs[i], threads, &mut phases, &mut dte_seconds);
-            (
-                result,
-                (phases, dte_seconds),
-                started.elapsed().as_secs_f64(),
+    let start = |i: usize| {
+        let written = outcome.borrow().layers_written + pending.get();
+        if stop_after_layers.is_some_and(|limit| written >= limit) {
+            outcome.borrow_mut().stopped = true;
+            return schedule::Flow::Stop;
+        }
+        pending.set(pending.get() + pairs[i].len() as u64);
+        schedule::Flow::Continue
+    };
+    let mut finished = |i: usize, rank: Option<usize>, made: Result<Made, LayeredError>| {
+        let layers = &pairs[i];
+        pending.set(pending.get() - layers.len() as u64);
+        match made {
+            Ok(made) => {
+                reported.set(reported.get() + 1);
+                let mut report = PairDone::starting(layers, reported.get(), pairs.len());
+                report.resumed = false;
+                report.phases = made.phases;
+                report.dte_seconds = made.dte_seconds;
+                report.seconds = made.seconds;
+                report.rank = rank.map(|rank| (rank, made.peak));
+                for (tally, bytes) in made.written {
+                    report.tally.merge(tally);
+                    report.bytes += bytes;
+                }
+                let mut outcome = outcome.borrow_mut();
+                outcome.layers_written += layers.len() as u64;
+                outcome.tally.merge(report.tally);
+                outcome.longest_ends.extend(made.ends);
+                progress(&report);
+                schedule::Flow::Continue
+            }
+            Err(e) => {
+                error.get_or_insert(e);
+                schedule::Flow::Stop
+            }
+        }
+    };
+    match ranks {
+        Ranks::Here => schedule::run(
+            &jobs,
+            found,
+            schedule::Budget {
+                threads,
+                bytes: memory_budget(),
+            },
+            |i, threads| maker.make(&pairs[i], threads),
+            start,
+            |i, made| finished(i, None, made),
+        ),
+        #[cfg(feature = "mpi")]
+        Ranks::Mpi(cluster) => cluster
+            .manage(
+                &jobs,
+                found,
+                |i| serde_json::to_vec(&maker.task(i)).expect("a task serializes"),
+                |i| {
+                    let names: Vec<String> = pairs[i]
+                        .iter()
+                        .map(|l| format!("{:03}-{:03}", l.black, l.white))
+                        .collect();
+                    format!("the pair of layers {}", names.join(" "))
+                },
+                start,
+                |i, rank, report| {
+                    let made = report
+                        .and_then(|bytes| {
+                            serde_json::from_slice::<Result<Made, String>>(&bytes)
+                                .map_err(|e| format!("a report that cannot be read: {e}"))?
+                        })
+                        .map_err(|e| LayeredError::Worker(format!("rank {rank}: {e}")));
+                    finished(i, Some(rank), made)
+                },
             )
-        },
-        |i| {
-            let written = outcome.borrow().layers_written + pending.get();
-            if stop_after_layers.is_some_and(|limit| written >= limit) {
-                outcome.borrow_mut().stopped = true;
-                return schedule::Flow::Stop;
-            }
-            pending.set(pending.get() + pairs[i].len() as u64);
-            schedule::Flow::Continue
-        },
-        |i, (result, (phases, dte_seconds), seconds)| {
-            let layers = &pairs[i];
-            pending.set(pending.get() - layers.len() as u64);
-            match result {
-                Ok(written) => {
-                    reported.set(reported.get() + 1);
-                    let mut report = PairDone::starting(layers, reported.get(), pairs.len());
-                    report.resumed = false;
-                    report.phases = phases;
-                    report.dte_seconds = dte_seconds;
-                    report.seconds = seconds;
-                    for (tally, bytes) in written {
-                        report.tally.merge(tally);
-                        report.bytes += bytes;
-                    }
-                    let mut outcome = outcome.borrow_mut();
-                    outcome.layers_written += layers.len() as u64;
-                    outcome.tally.merge(report.tally);
-                    progress(&report);
-                    schedule::Flow::Continue
-                }
-                Err(e) => {
-                    error.get_or_insert(e);
-                    schedule::Flow::Stop
-                }
-            }
-        },
-    );
+            .map_err(|e| LayeredError::Worker(e.to_string()))?,
+        #[cfg(not(feature = "mpi"))]
+        Ranks::_Never(never, _) => match never {},
+    }
     let outcome = outcome.into_inner();
     if let Some(e) = error {
         return Err(e);
@@ -672,13 +946,20 @@ pub fn add_dte(
     stop_after_layers: Option<u64>,
     progress: &mut dyn FnMut(&PairDone),
 ) -> Result<DteOutcome, LayeredError> {
-    add_dte_knowing(dir, threads, stop_after_layers, &HashMap::new(), progress)
+    add_dte_knowing(
+        dir,
+        threads,
+        stop_after_layers,
+        &HashMap::new(),
+        Ranks::Here,
+        progress,
+    )
 }
 
 /// [`add_dte`] after a solve that derived the distances of some layers
 /// itself: `known` holds their longest win and loss
 /// ([`Outcome::longest_ends`]), so that their files need not be read
-/// again for the summary.
+/// again for the summary; the pairs are made by `ranks`.
 ///
 /// # Errors
 /// As [`add_dte`].
@@ -687,6 +968,7 @@ pub fn add_dte_knowing(
     threads: usize,
     stop_after_layers: Option<u64>,
     known: &HashMap<(u32, u32), (u32, u32)>,
+    ranks: Ranks,
     progress: &mut dyn FnMut(&PairDone),
 ) -> Result<DteOutcome, LayeredError> {
     let kind = format::read_kind(dir)?;
@@ -711,7 +993,7 @@ pub fn add_dte_knowing(
         bytes_per_slot: DTE_BYTES_PER_SLOT,
         stop_after_layers,
     };
-    let ends = Ends::new(memory_budget() / 8);
+    let maker = Maker::distances(shape.clone(), dir, kind, memory_budget() / 8);
     let mut found = Vec::new();
     let outcome = each_pair(
         &pairs,
@@ -722,16 +1004,11 @@ pub fn add_dte_knowing(
             }
             progress(pair);
         },
-        |layers, threads, phases, _| {
-            let own = layers
-                .iter()
-                .map(|layer| read_wdl(dir, kind, layer))
-                .collect::<Result<Vec<_>, LayerError>>()?;
-            ends.derive(&shape, dir, kind, threads, layers, own, phases)
-        },
+        &maker,
+        ranks,
     )?;
     let mut longest = known.clone();
-    longest.extend(ends.longest());
+    longest.extend(outcome.longest_ends.iter().map(|(k, v)| (*k, *v)));
     if !outcome.stopped {
         // The pairs found on disk: their distances are read for this,
         // unless the solve that wrote them knew them.
@@ -756,18 +1033,15 @@ pub fn add_dte_knowing(
 
 /// The distances to the end as they are derived pair by pair: a layer's
 /// go from the pair that made them to the one pair that reads them as
-/// its layer ahead (in memory while they fit), and each layer's longest
-/// win and loss are noted.
+/// its layer ahead (in memory while they fit).
 struct Ends {
     handoff: Handoff<Values>,
-    longest: parking_lot::Mutex<HashMap<(u32, u32), (u32, u32)>>,
 }
 
 impl Ends {
     fn new(most: u64) -> Ends {
         Ends {
             handoff: Handoff::new(most),
-            longest: parking_lot::Mutex::new(HashMap::new()),
         }
     }
 
@@ -792,7 +1066,8 @@ impl Ends {
 
     /// Derives and writes the distances to the end of the layers of one
     /// pair from their win/draw/loss `own`; returns each layer's tally and
-    /// file size, and fills in the phases' seconds.
+    /// file size, and each layer's longest win and loss, and fills in the
+    /// phases' seconds.
     #[allow(clippy::too_many_arguments)]
     fn derive(
         &self,
@@ -803,7 +1078,7 @@ impl Ends {
         layers: &[Layer],
         own: Vec<WdlBits>,
         phases: &mut [f64; 3],
-    ) -> Result<Vec<(Tally, u64)>, LayeredError> {
+    ) -> Result<EndsWritten, LayeredError> {
         let solved = dte_pair_from(
             shape,
             threads,
@@ -817,6 +1092,7 @@ impl Ends {
         )?;
         let writing = Instant::now();
         let mut written = Vec::new();
+        let mut longest = Vec::new();
         for (solved, layer) in solved.into_iter().zip(layers) {
             let bytes = format::write_values(
                 dir,
@@ -829,10 +1105,10 @@ impl Ends {
                 threads,
             )
             .map_err(|e| LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e))?;
-            self.longest.lock().insert(
+            longest.push((
                 (layer.black, layer.white),
                 solved.values.longest_win_and_loss(),
-            );
+            ));
             if read_as_ahead(shape, layer) {
                 let bytes = solved.values.bytes() as u64;
                 self.handoff.give(layer, solved.values, bytes);
@@ -840,14 +1116,13 @@ impl Ends {
             written.push((solved.tally, bytes));
         }
         phases[2] = writing.elapsed().as_secs_f64();
-        Ok(written)
-    }
-
-    /// Each layer's longest win and loss derived so far.
-    fn longest(&self) -> HashMap<(u32, u32), (u32, u32)> {
-        self.longest.lock().clone()
+        Ok((written, longest))
     }
 }
+
+/// What [`Ends::derive`] wrote: each layer's tally and file size, and
+/// its longest win and loss by `(black, white)` progress.
+type EndsWritten = (Vec<(Tally, u64)>, Vec<((u32, u32), (u32, u32))>);
 
 /// Layers' values kept in memory for the one pair that reads them next
 /// (as its layers ahead), up to a number of bytes; a layer that does not

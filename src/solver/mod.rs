@@ -25,6 +25,8 @@
 mod cache;
 mod checkpoint;
 pub mod cli;
+#[cfg(feature = "mpi")]
+pub mod cluster;
 mod codec;
 mod dte;
 mod format;
@@ -50,8 +52,9 @@ pub use format::{
 };
 pub use format::{is_set, positions_of, prepare_dir, read_wdl, wdl_value, write_file};
 pub use layered::{
-    DteOutcome, LayeredError, Outcome, PairDone, Plan, Verified, add_dte, add_dte_knowing,
-    dte_in_memory, shape_of, solve as solve_layers, solve_in_memory, verify,
+    Census, DteOutcome, LayeredError, Outcome, PairDone, Plan, Ranks, Verified, add_dte,
+    add_dte_knowing, census, dte_in_memory, shape_of, solve as solve_layers, solve_in_memory,
+    solve_on, verify,
 };
 pub use layers::{Block, Child, Layer, Shape};
 pub use legacy::{Conversion, Converted, convert, read_values as read_old_values};

@@ -312,7 +312,7 @@ impl WdlBits {
 
 /// Win/draw/loss counts of a layer's positions (Black to move) and the
 /// longest distance.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
     pub wins: u64,
     pub draws: u64,

@@ -451,8 +451,15 @@ pub fn run_cli(args: &[&str], timeout: Duration) -> (ExitStatus, String) {
 /// Runs `dodgem <args>` to its end with stdin closed, killing it (and
 /// failing the test) if it outlives `timeout`.
 pub fn run(args: &[&str], timeout: Duration) -> Output {
+    run_command(dodgem(args), timeout)
+}
+
+/// Runs `command` (one that starts `dodgem`, perhaps through `mpirun`) to
+/// its end, as [`run`] does.
+pub fn run_command(mut command: Command, timeout: Duration) -> Output {
     let started = Instant::now();
-    let mut child = dodgem(args)
+    let shown = format!("{command:?}");
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -474,8 +481,7 @@ pub fn run(args: &[&str], timeout: Duration) -> Output {
                 let _ = child.kill();
                 let _ = child.wait();
                 panic!(
-                    "`dodgem {}` did not finish within {timeout:?}; stdout so far:\n{}",
-                    args.join(" "),
+                    "`{shown}` did not finish within {timeout:?}; stdout so far:\n{}",
                     stdout.join().expect("stdout reader")
                 );
             }

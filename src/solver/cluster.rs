@@ -1,0 +1,356 @@
+//! A solve spread over the ranks of an MPI job (the `mpi` feature): rank
+//! 0 keeps the graph of jobs and hands each job whose wait is over to an
+//! idle worker; every other rank makes the jobs it is given and reports
+//! back. The job's files go to a directory all ranks share, so what a
+//! worker reports is only a summary; what a job is, and what its report
+//! says, are bytes this module does not read ([`super::layered`] makes and
+//! reads them).
+//!
+//! A worker that goes silent (a beat a second while it works) for longer
+//! than the timeout is counted lost and its job goes to another worker;
+//! should it come back, nothing more is taken from it. Under OpenMPI a
+//! dead rank ends the whole job unless `mpirun --enable-recovery` is
+//! given; either way a job started again resumes from the files on disk.
+//!
+//! Only the main thread of each rank calls MPI (`MPI_THREAD_FUNNELED`);
+//! a worker's job runs on other threads while the main thread beats.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mpi::environment::Universe;
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::{Tag, Threading};
+
+use super::schedule::{Flow, Job};
+
+/// Worker to manager: the worker's process id and host, once at start.
+const HELLO: Tag = 1;
+/// Manager to worker: a job's index (8 bytes) and what it is.
+const TASK: Tag = 2;
+/// Worker to manager: still at work.
+const BEAT: Tag = 3;
+/// Worker to manager: a job's index (8 bytes), whether it panicked (one
+/// byte), and its report.
+const REPORT: Tag = 4;
+/// Manager to worker: no more jobs; one byte, 1 if the worker is to end
+/// MPI properly (0 once a rank was lost: `MPI_Finalize` would wait for it).
+const QUIT: Tag = 5;
+
+/// How often a working worker beats.
+const BEAT_EVERY: Duration = Duration::from_secs(1);
+
+/// Environment variable for the test of a lost worker: `RANK:N` makes that
+/// rank die (abort) as soon as it has started its `N`th job.
+pub const DIE_VARIABLE: &str = "DODGEM_MPI_TEST_DIE";
+
+/// This process's place in an MPI job.
+pub struct Cluster {
+    /// MPI itself: ended when dropped, or by [`Cluster::end`] (properly,
+    /// or not at all after a loss).
+    universe: Universe,
+    world: SimpleCommunicator,
+    /// Silence after which a working worker is counted lost.
+    timeout: Duration,
+    /// Ranks counted lost: by the manager, each worker; by a worker, rank
+    /// 0 stands for "a rank was lost" as the manager said at the end.
+    lost: std::cell::RefCell<Vec<bool>>,
+}
+
+impl fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Cluster(rank {} of {})", self.rank(), self.ranks())
+    }
+}
+
+/// Why the workers could not finish the jobs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterError(pub String);
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ClusterError {}
+
+impl Cluster {
+    /// Joins the MPI job this process was started in (by `mpirun` or
+    /// `srun`); a worker counts as lost after `timeout` of silence.
+    ///
+    /// # Errors
+    /// MPI already started, without thread support, or a job of one rank.
+    pub fn start(timeout: Duration) -> Result<Cluster, ClusterError> {
+        let (universe, threading) = mpi::initialize_with_threading(Threading::Funneled)
+            .ok_or_else(|| ClusterError("MPI was started already".into()))?;
+        if threading == Threading::Single {
+            return Err(ClusterError(
+                "this MPI library gives no thread support (MPI_THREAD_FUNNELED is needed)".into(),
+            ));
+        }
+        let world = universe.world();
+        let cluster = Cluster {
+            lost: std::cell::RefCell::new(vec![false; world.size() as usize]),
+            universe,
+            world,
+            timeout,
+        };
+        if cluster.ranks() < 2 {
+            return Err(ClusterError(
+                "an MPI solve needs at least 2 ranks (rank 0 hands out the pairs, the others \
+                 solve them): mpirun -n 3 ..."
+                    .into(),
+            ));
+        }
+        Ok(cluster)
+    }
+
+    /// This process's rank: 0 is the manager.
+    pub fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    /// Ranks in the job, the manager included.
+    pub fn ranks(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    /// Whether this rank hands out the jobs.
+    pub fn is_manager(&self) -> bool {
+        self.rank() == 0
+    }
+
+    /// The manager's side of [`super::schedule::run`]: every job of `jobs`
+    /// not already `done` is sent, as `task(job)` (`name(job)` in messages), to an idle worker once
+    /// the jobs it waits for are done (the first ready job in the list
+    /// first); `start(job)` is asked before a job is first sent, and each
+    /// report goes to `finished(job, rank, report)` (`Err` with the message
+    /// of a worker that panicked). A job whose worker is lost is sent again
+    /// to another. Returns once every job has been reported, or once
+    /// `start` or `finished` has said [`Flow::Stop`] and the jobs out have
+    /// been reported.
+    ///
+    /// # Errors
+    /// Every worker lost with jobs left.
+    pub fn manage(
+        &self,
+        jobs: &[Job],
+        mut done: Vec<bool>,
+        task: impl Fn(usize) -> Vec<u8>,
+        name: impl Fn(usize) -> String,
+        mut start: impl FnMut(usize) -> Flow,
+        mut finished: impl FnMut(usize, usize, Result<Vec<u8>, String>) -> Flow,
+    ) -> Result<(), ClusterError> {
+        let ranks = self.ranks();
+        // The job each worker has, and when it was last heard from.
+        let mut busy: Vec<Option<(usize, Instant)>> = vec![None; ranks];
+        let mut hosts: Vec<String> = vec![String::new(); ranks];
+        let idle = |busy: &[Option<(usize, Instant)>]| -> Vec<usize> {
+            let lost = self.lost.borrow();
+            (1..ranks)
+                .filter(|&w| busy[w].is_none() && !lost[w])
+                .collect()
+        };
+        let mut sent: Vec<bool> = done.clone();
+        let mut asked: Vec<bool> = done.clone();
+        // Jobs of lost workers, sent again before any other.
+        let mut again: VecDeque<usize> = VecDeque::new();
+        let mut stopping = false;
+        loop {
+            for worker in idle(&busy) {
+                if stopping {
+                    break;
+                }
+                let ready = again.pop_front().or_else(|| {
+                    (0..jobs.len()).find(|&i| !sent[i] && jobs[i].after.iter().all(|&j| done[j]))
+                });
+                let Some(job) = ready else { break };
+                if !asked[job] {
+                    asked[job] = true;
+                    if start(job) == Flow::Stop {
+                        stopping = true;
+                        break;
+                    }
+                }
+                sent[job] = true;
+                let mut message = (job as u64).to_le_bytes().to_vec();
+                message.extend(task(job));
+                self.world
+                    .process_at_rank(worker as i32)
+                    .send_with_tag(&message[..], TASK);
+                busy[worker] = Some((job, Instant::now()));
+            }
+            if busy.iter().all(Option::is_none) {
+                let left = (0..jobs.len()).any(|i| !done[i]);
+                if stopping || !left {
+                    return Ok(());
+                }
+                if (1..ranks).all(|w| self.lost.borrow()[w]) {
+                    return Err(ClusterError(format!(
+                        "every worker is lost, with {} jobs left: start the job again to go on \
+                         from the files written",
+                        done.iter().filter(|d| !**d).count()
+                    )));
+                }
+                // Jobs left but none ready and nothing out: cannot be.
+                return Err(ClusterError(
+                    "jobs left that wait for nothing running".into(),
+                ));
+            }
+            match self.world.any_process().immediate_matched_probe() {
+                Some(matched) => {
+                    let (bytes, status) = matched.matched_receive_vec::<u8>();
+                    let worker = status.source_rank() as usize;
+                    if self.lost.borrow()[worker] {
+                        continue;
+                    }
+                    match status.tag() {
+                        HELLO => hosts[worker] = String::from_utf8_lossy(&bytes).into_owned(),
+                        BEAT => {
+                            if let Some((_, heard)) = &mut busy[worker] {
+                                *heard = Instant::now();
+                            }
+                        }
+                        REPORT if bytes.len() >= 9 => {
+                            let job = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
+                                as usize;
+                            busy[worker] = None;
+                            done[job] = true;
+                            let report = if bytes[8] == 0 {
+                                Ok(bytes[9..].to_vec())
+                            } else {
+                                Err(String::from_utf8_lossy(&bytes[9..]).into_owned())
+                            };
+                            if finished(job, worker, report) == Flow::Stop {
+                                stopping = true;
+                            }
+                        }
+                        tag => log::warn!("rank {worker} sent an unknown message (tag {tag})"),
+                    }
+                }
+                None => thread::sleep(Duration::from_millis(2)),
+            }
+            for (worker, out) in busy.iter_mut().enumerate() {
+                let Some((job, heard)) = *out else {
+                    continue;
+                };
+                if heard.elapsed() > self.timeout {
+                    self.lost.borrow_mut()[worker] = true;
+                    *out = None;
+                    again.push_back(job);
+                    log::warn!(
+                        "rank {worker} ({}) silent for {:.0} s while on {}: counted lost, its \
+                         pair goes to another rank",
+                        hosts[worker],
+                        self.timeout.as_secs_f64(),
+                        name(job)
+                    );
+                }
+            }
+        }
+    }
+
+    /// The worker's side: makes each job it is sent with `work(task)` (on
+    /// another thread, beating meanwhile) and reports what that returns,
+    /// until the manager says there are no more.
+    pub fn serve(&self, mut work: impl FnMut(&[u8]) -> Vec<u8> + Send) {
+        let manager = self.world.process_at_rank(0);
+        let host = mpi::environment::processor_name().unwrap_or_default();
+        let hello = format!("pid {} on {host}", std::process::id());
+        manager.send_with_tag(hello.as_bytes(), HELLO);
+        let die_at = die_at(self.rank());
+        let mut given = 0;
+        loop {
+            let (bytes, status) = manager.matched_probe().matched_receive_vec::<u8>();
+            match status.tag() {
+                TASK if bytes.len() >= 8 => {
+                    given += 1;
+                    let report = thread::scope(|scope| {
+                        let work = &mut work;
+                        let running = scope
+                            .spawn(|| panic::catch_unwind(AssertUnwindSafe(|| work(&bytes[8..]))));
+                        if die_at == Some(given) {
+                            thread::sleep(Duration::from_millis(20));
+                            std::process::abort();
+                        }
+                        let mut beat = Instant::now();
+                        while !running.is_finished() {
+                            thread::sleep(Duration::from_millis(10));
+                            if beat.elapsed() >= BEAT_EVERY {
+                                manager.send_with_tag(&[0u8][..], BEAT);
+                                beat = Instant::now();
+                            }
+                        }
+                        running.join().expect("the job's panic is caught")
+                    });
+                    let mut message = bytes[..8].to_vec();
+                    match report {
+                        Ok(report) => {
+                            message.push(0);
+                            message.extend(report);
+                        }
+                        Err(payload) => {
+                            message.push(1);
+                            message.extend(panic_message(&payload).as_bytes());
+                        }
+                    }
+                    manager.send_with_tag(&message[..], REPORT);
+                }
+                QUIT => {
+                    self.lost.borrow_mut()[0] = bytes.first() == Some(&0);
+                    return;
+                }
+                tag => log::warn!(
+                    "rank {}: unknown message from the manager (tag {tag})",
+                    self.rank()
+                ),
+            }
+        }
+    }
+
+    /// Ends this rank's part: the manager tells every worker not lost that
+    /// there are no more jobs. MPI is ended properly unless a rank was
+    /// lost (then `MPI_Finalize` would wait for it for ever, and the
+    /// process ends without it).
+    pub fn end(self) {
+        let lost = if self.is_manager() {
+            let lost = self.lost.borrow().clone();
+            let any = lost.iter().any(|l| *l);
+            for (worker, _) in lost.iter().enumerate().skip(1).filter(|(_, l)| !**l) {
+                self.world
+                    .process_at_rank(worker as i32)
+                    .send_with_tag(&[u8::from(!any)][..], QUIT);
+            }
+            any
+        } else {
+            self.lost.borrow()[0]
+        };
+        if lost {
+            std::mem::forget(self.universe);
+        }
+    }
+}
+
+/// The job number at which `rank` is to kill itself, from
+/// [`DIE_VARIABLE`] (for the test of a lost worker).
+fn die_at(rank: usize) -> Option<usize> {
+    let value = std::env::var(DIE_VARIABLE).ok()?;
+    let (who, n) = value.split_once(':')?;
+    (who.parse::<usize>().ok()? == rank)
+        .then(|| n.parse().ok())
+        .flatten()
+}
+
+/// What a panic said.
+fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a worker thread panicked".into())
+}

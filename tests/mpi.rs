@@ -1,0 +1,183 @@
+//! `dodgem solve --mpi` (a build with the `mpi` feature) under OpenMPI's
+//! `mpirun`: a solve over several ranks writes the files of a solve in
+//! one process, byte for byte; a worker that dies mid-pair, or a job
+//! stopped and started again, changes none of them. Run with
+//! `cargo test --features mpi --test tests mpi::` (CI does).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::{BIN, Output, run, run_command, scratch, shared};
+
+/// A bound on one small solve, far above what it takes.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Runs `mpirun -n <ranks> dodgem solve --mpi <args>` (with `name=value`
+/// in every rank's environment, if given).
+fn mpirun(ranks: usize, args: &[&str], env: Option<(&str, &str)>) -> Output {
+    let mut command = Command::new("mpirun");
+    // Root in containers; more ranks than cores; a lost rank does not end
+    // the job.
+    command.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--enable-recovery",
+    ]);
+    command.args(["-n", &ranks.to_string()]);
+    if let Some((name, value)) = env {
+        command.env(name, value).args(["-x", name]);
+    }
+    command
+        .env_remove("RUST_LOG")
+        .arg(BIN)
+        .args(["solve", "--mpi", "--threads", "1"])
+        .args(args);
+    run_command(command, TIMEOUT)
+}
+
+/// Every file of `dir` by name with its bytes, leaving out the
+/// temporary files a killed process can leave (the next run removes them).
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_none_or(|e| e != "tmp"))
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect()
+}
+
+/// The files of `args` solved by one process, in a fresh directory.
+fn solved_alone(name: &str, args: &[&str]) -> BTreeMap<String, Vec<u8>> {
+    let dir = scratch(name);
+    let out = dir.to_str().unwrap();
+    let output = run(
+        &[&["solve", "--out", out, "--quiet"], args].concat(),
+        TIMEOUT,
+    );
+    assert!(output.status.success(), "{}", output.stderr);
+    let found = files(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    found
+}
+
+/// The `positions per side to move` line of a solve's summary.
+fn positions_line(stdout: &str) -> &str {
+    stdout
+        .lines()
+        .find(|line| line.starts_with("positions per side to move"))
+        .unwrap_or_else(|| panic!("no count in\n{stdout}"))
+}
+
+#[test]
+fn ranks_write_the_files_of_one_process() {
+    let _cpu = shared();
+    let boards: [(&str, &[&str]); 3] = [
+        ("4-textbook", &["--size", "4"]),
+        ("4-classic", &["--size", "4", "--rules", "classic"]),
+        ("6-two-cars", &["--size", "6", "--max-cars", "2"]),
+    ];
+    for (name, args) in boards {
+        let alone = solved_alone(&format!("mpi-alone-{name}"), args);
+        assert!(alone.len() > 10, "{name}: {} files", alone.len());
+        for ranks in [2, 3, 4] {
+            let dir = scratch(&format!("mpi-{name}-{ranks}"));
+            let out = dir.to_str().unwrap();
+            let output = mpirun(ranks, &[args, &["--out", out]].concat(), None);
+            assert!(
+                output.status.success(),
+                "{name}, {ranks} ranks:\n{}",
+                output.stderr
+            );
+            assert!(
+                output.stderr.contains(&format!(
+                    "MPI: rank 0 hands out the layer pairs to {} workers",
+                    ranks - 1
+                )),
+                "{}",
+                output.stderr
+            );
+            // Every pair's line names the rank that made it.
+            assert!(
+                output.stderr.contains(", rank 1, peak "),
+                "{}",
+                output.stderr
+            );
+            positions_line(&output.stdout);
+            let made = files(&dir);
+            assert_eq!(
+                made.keys().collect::<Vec<_>>(),
+                alone.keys().collect::<Vec<_>>(),
+                "{name}, {ranks} ranks: other files"
+            );
+            for (file, bytes) in &made {
+                assert!(
+                    bytes == &alone[file],
+                    "{name}, {ranks} ranks: {file} differs"
+                );
+            }
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_worker_that_dies_mid_pair_changes_no_file() {
+    let _cpu = shared();
+    let args = ["--size", "4", "--rules", "classic"];
+    let alone = solved_alone("mpi-die-alone", &args);
+    let dir = scratch("mpi-die");
+    let out = dir.to_str().unwrap();
+    // Rank 1 dies as soon as it has started its fifth pair; silent for two
+    // seconds, it is counted lost and the pair goes to rank 2.
+    let output = mpirun(
+        3,
+        &[&args[..], &["--out", out, "--mpi-timeout", "2"]].concat(),
+        Some(("DODGEM_MPI_TEST_DIE", "1:5")),
+    );
+    assert!(output.status.success(), "{}", output.stderr);
+    assert!(
+        output.stderr.contains("rank 1 (pid ")
+            && output
+                .stderr
+                .contains("counted lost, its pair goes to another rank"),
+        "{}",
+        output.stderr
+    );
+    assert!(
+        output.stdout.contains("start (Black to move)"),
+        "{}",
+        output.stdout
+    );
+    assert_eq!(files(&dir), alone, "the files differ from one process's");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_stopped_job_resumes_from_its_files() {
+    let _cpu = shared();
+    let args = ["--size", "4"];
+    let alone = solved_alone("mpi-resume-alone", &args);
+    let dir = scratch("mpi-resume");
+    let out = dir.to_str().unwrap();
+    let output = mpirun(
+        3,
+        &[&args[..], &["--out", out, "--stop-after-layers", "20"]].concat(),
+        None,
+    );
+    assert!(output.status.success(), "{}", output.stderr);
+    assert!(
+        output.stdout.contains("run the same command to continue"),
+        "{}",
+        output.stdout
+    );
+    let output = mpirun(3, &[&args[..], &["--out", out]].concat(), None);
+    assert!(output.status.success(), "{}", output.stderr);
+    assert!(output.stderr.contains("resuming: "), "{}", output.stderr);
+    assert_eq!(files(&dir), alone, "the files differ from one process's");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
