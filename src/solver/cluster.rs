@@ -8,9 +8,11 @@
 //!
 //! A worker that goes silent (a beat a second while it works) for longer
 //! than the timeout is counted lost and its job goes to another worker;
-//! should it come back, nothing more is taken from it. Under OpenMPI a
-//! dead rank ends the whole job unless `mpirun --enable-recovery` is
-//! given; either way a job started again resumes from the files on disk.
+//! should it come back, it is told to end. A worker that hears nothing
+//! from the manager (which beats to idle workers) for ten timeouts ends
+//! too. Under OpenMPI a dead rank ends the whole job unless `mpirun
+//! --enable-recovery` is given; either way a job started again resumes
+//! from the files on disk.
 //!
 //! Only the main thread of each rank calls MPI (`MPI_THREAD_FUNNELED`);
 //! a worker's job runs on other threads while the main thread beats.
@@ -23,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use mpi::environment::Universe;
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use mpi::request::StaticScope;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::{Tag, Threading};
 
@@ -41,8 +44,14 @@ const REPORT: Tag = 4;
 /// MPI properly (0 once a rank was lost: `MPI_Finalize` would wait for it).
 const QUIT: Tag = 5;
 
-/// How often a working worker beats.
+/// How often a working worker beats, and the manager beats to the idle
+/// ones.
 const BEAT_EVERY: Duration = Duration::from_secs(1);
+
+/// Timeouts a worker waits without a word from the manager before it
+/// takes the manager for gone (the manager does not beat between passes,
+/// while it reads the directory or prints a summary).
+const WORKER_PATIENCE: u32 = 10;
 
 /// Environment variable for the test of a lost worker: `RANK:N` makes that
 /// rank die (abort) as soon as it has started its `N`th job.
@@ -59,6 +68,8 @@ pub struct Cluster {
     /// Ranks counted lost: by the manager, each worker; by a worker, rank
     /// 0 stands for "a rank was lost" as the manager said at the end.
     lost: std::cell::RefCell<Vec<bool>>,
+    /// Lost workers heard from again and told to end (manager only).
+    dismissed: std::cell::RefCell<Vec<bool>>,
 }
 
 impl fmt::Debug for Cluster {
@@ -96,6 +107,7 @@ impl Cluster {
         let world = universe.world();
         let cluster = Cluster {
             lost: std::cell::RefCell::new(vec![false; world.size() as usize]),
+            dismissed: std::cell::RefCell::new(vec![false; world.size() as usize]),
             universe,
             world,
             timeout,
@@ -161,7 +173,19 @@ impl Cluster {
         // Jobs of lost workers, sent again before any other.
         let mut again: VecDeque<usize> = VecDeque::new();
         let mut stopping = false;
+        let mut awake = Instant::now();
+        let mut beat = Instant::now();
         loop {
+            // Idle workers hear from the manager too, so that they can
+            // tell its silence from a wait.
+            if beat.elapsed() >= BEAT_EVERY {
+                for worker in idle(&busy) {
+                    if !self.post(worker, &[0], BEAT, self.timeout) {
+                        self.count_lost(worker, &hosts, None);
+                    }
+                }
+                beat = Instant::now();
+            }
             for worker in idle(&busy) {
                 if stopping {
                     break;
@@ -177,12 +201,14 @@ impl Cluster {
                         break;
                     }
                 }
-                sent[job] = true;
                 let mut message = (job as u64).to_le_bytes().to_vec();
                 message.extend(task(job));
-                self.world
-                    .process_at_rank(worker as i32)
-                    .send_with_tag(&message[..], TASK);
+                if !self.post(worker, message.leak(), TASK, self.timeout) {
+                    self.count_lost(worker, &hosts, Some(name(job)));
+                    again.push_front(job);
+                    continue;
+                }
+                sent[job] = true;
                 busy[worker] = Some((job, Instant::now()));
             }
             if busy.iter().all(Option::is_none) {
@@ -207,6 +233,7 @@ impl Cluster {
                     let (bytes, status) = matched.matched_receive_vec::<u8>();
                     let worker = status.source_rank() as usize;
                     if self.lost.borrow()[worker] {
+                        self.dismiss(worker);
                         continue;
                     }
                     match status.tag() {
@@ -235,21 +262,23 @@ impl Cluster {
                 }
                 None => thread::sleep(Duration::from_millis(2)),
             }
+            // A manager that was not running (the machine asleep, the
+            // process stopped) heard nothing meanwhile: the silence is
+            // its own, not its workers'.
+            if awake.elapsed() > 5 * BEAT_EVERY {
+                for (_, heard) in busy.iter_mut().flatten() {
+                    *heard = Instant::now();
+                }
+            }
+            awake = Instant::now();
             for (worker, out) in busy.iter_mut().enumerate() {
                 let Some((job, heard)) = *out else {
                     continue;
                 };
                 if heard.elapsed() > self.timeout {
-                    self.lost.borrow_mut()[worker] = true;
                     *out = None;
                     again.push_back(job);
-                    log::warn!(
-                        "rank {worker} ({}) silent for {:.0} s while on {}: counted lost, its \
-                         pair goes to another rank",
-                        hosts[worker],
-                        self.timeout.as_secs_f64(),
-                        name(job)
-                    );
+                    self.count_lost(worker, &hosts, Some(name(job)));
                 }
             }
         }
@@ -262,12 +291,37 @@ impl Cluster {
         let manager = self.world.process_at_rank(0);
         let host = mpi::environment::processor_name().unwrap_or_default();
         let hello = format!("pid {} on {host}", std::process::id());
-        manager.send_with_tag(hello.as_bytes(), HELLO);
+        let patience = WORKER_PATIENCE * self.timeout;
+        let gone = || {
+            log::warn!("rank {}: rank 0 takes no message: ending", self.rank());
+            self.lost.borrow_mut()[0] = true;
+        };
+        if !self.post(0, hello.into_bytes().leak(), HELLO, patience) {
+            return gone();
+        }
         let die_at = die_at(self.rank());
         let mut given = 0;
+        let mut heard = Instant::now();
         loop {
-            let (bytes, status) = manager.matched_probe().matched_receive_vec::<u8>();
+            let Some(matched) = manager.immediate_matched_probe() else {
+                if heard.elapsed() > WORKER_PATIENCE * self.timeout {
+                    // The manager is gone (or this rank was counted lost
+                    // and not told): nothing more will come.
+                    log::warn!(
+                        "rank {}: no word from rank 0 for {:.0} s: ending",
+                        self.rank(),
+                        heard.elapsed().as_secs_f64()
+                    );
+                    self.lost.borrow_mut()[0] = true;
+                    return;
+                }
+                thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            let (bytes, status) = matched.matched_receive_vec::<u8>();
+            heard = Instant::now();
             match status.tag() {
+                BEAT => {}
                 TASK if bytes.len() >= 8 => {
                     given += 1;
                     let report = thread::scope(|scope| {
@@ -282,7 +336,10 @@ impl Cluster {
                         while !running.is_finished() {
                             thread::sleep(Duration::from_millis(10));
                             if beat.elapsed() >= BEAT_EVERY {
-                                manager.send_with_tag(&[0u8][..], BEAT);
+                                if !self.post(0, &[0], BEAT, patience) {
+                                    gone();
+                                    std::process::exit(1);
+                                }
                                 beat = Instant::now();
                             }
                         }
@@ -299,7 +356,10 @@ impl Cluster {
                             message.extend(panic_message(&payload).as_bytes());
                         }
                     }
-                    manager.send_with_tag(&message[..], REPORT);
+                    if !self.post(0, message.leak(), REPORT, patience) {
+                        return gone();
+                    }
+                    heard = Instant::now();
                 }
                 QUIT => {
                     self.lost.borrow_mut()[0] = bytes.first() == Some(&0);
@@ -321,10 +381,27 @@ impl Cluster {
         let lost = if self.is_manager() {
             let lost = self.lost.borrow().clone();
             let any = lost.iter().any(|l| *l);
+            let quit: &'static [u8] = if any { &[0] } else { &[1] };
             for (worker, _) in lost.iter().enumerate().skip(1).filter(|(_, l)| !**l) {
-                self.world
-                    .process_at_rank(worker as i32)
-                    .send_with_tag(&[u8::from(!any)][..], QUIT);
+                self.post(worker, quit, QUIT, self.timeout);
+            }
+            if any {
+                // A lost worker that still runs beats within a second or
+                // reports: it is told to end too, or it would wait for
+                // a task for ever (and the job with it).
+                let until = Instant::now() + 3 * BEAT_EVERY;
+                while Instant::now() < until {
+                    match self.world.any_process().immediate_matched_probe() {
+                        Some(matched) => {
+                            let (_, status) = matched.matched_receive_vec::<u8>();
+                            let worker = status.source_rank() as usize;
+                            if lost[worker] {
+                                self.dismiss(worker);
+                            }
+                        }
+                        None => thread::sleep(Duration::from_millis(10)),
+                    }
+                }
             }
             any
         } else {
@@ -332,6 +409,59 @@ impl Cluster {
         };
         if lost {
             std::mem::forget(self.universe);
+        }
+    }
+}
+
+impl Cluster {
+    /// Tells a lost worker heard from again to end, without
+    /// `MPI_Finalize` (once).
+    fn dismiss(&self, worker: usize) {
+        let mut dismissed = self.dismissed.borrow_mut();
+        if !dismissed[worker] {
+            dismissed[worker] = true;
+            log::warn!("rank {worker}, counted lost, is heard from again: told to end");
+            self.post(worker, &[0], QUIT, self.timeout);
+        }
+    }
+
+    /// Counts `worker` lost (with the job it was on, named), and says so.
+    fn count_lost(&self, worker: usize, hosts: &[String], job: Option<String>) {
+        self.lost.borrow_mut()[worker] = true;
+        let host = &hosts[worker];
+        let silent = self.timeout.as_secs_f64();
+        match job {
+            Some(job) => log::warn!(
+                "rank {worker} ({host}) silent for {silent:.0} s while on {job}: counted lost, its \
+                 pair goes to another rank"
+            ),
+            None => log::warn!("rank {worker} ({host}) silent for {silent:.0} s: counted lost"),
+        }
+    }
+
+    /// Sends `message` to `rank`; false if it is not taken `within` that
+    /// time (a rank that is gone), and then given up. MPI keeps a message
+    /// given up for ever, which is why messages are `'static`: the few
+    /// that are made for one send (a task, a report) are leaked, some
+    /// hundred bytes a pair.
+    fn post(&self, rank: usize, message: &'static [u8], tag: Tag, within: Duration) -> bool {
+        let started = Instant::now();
+        let mut request = self
+            .world
+            .process_at_rank(rank as i32)
+            .immediate_send_with_tag(StaticScope, message, tag);
+        loop {
+            match request.test() {
+                Ok(_) => return true,
+                Err(pending) if started.elapsed() < within => {
+                    request = pending;
+                    thread::sleep(Duration::from_micros(200));
+                }
+                Err(pending) => {
+                    std::mem::forget(pending);
+                    return false;
+                }
+            }
         }
     }
 }
