@@ -14,8 +14,9 @@ use crate::common::{BIN, Output, run, run_command, scratch, shared};
 /// A bound on one small solve, far above what it takes.
 const TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Runs `mpirun -n <ranks> dodgem solve --mpi <args>` (with `name=value`
-/// in every rank's environment, if given).
+/// Runs `mpirun -n <ranks> dodgem solve --mpi <args>` (one thread a rank
+/// unless `args` says, and `name=value` in every rank's environment, if
+/// given).
 fn mpirun(ranks: usize, args: &[&str], env: Option<(&str, &str)>) -> Output {
     let mut command = Command::new("mpirun");
     // Root in containers; more ranks than cores; a lost rank does not end
@@ -32,8 +33,11 @@ fn mpirun(ranks: usize, args: &[&str], env: Option<(&str, &str)>) -> Output {
     command
         .env_remove("RUST_LOG")
         .arg(BIN)
-        .args(["solve", "--mpi", "--threads", "1"])
+        .args(["solve", "--mpi"])
         .args(args);
+    if !args.contains(&"--threads") {
+        command.args(["--threads", "1"]);
+    }
     run_command(command, TIMEOUT)
 }
 
@@ -84,10 +88,15 @@ fn ranks_write_the_files_of_one_process() {
     for (name, args) in boards {
         let alone = solved_alone(&format!("mpi-alone-{name}"), args);
         assert!(alone.len() > 10, "{name}: {} files", alone.len());
-        for ranks in [2, 3, 4] {
+        // Two ranks with two threads each: threads still work in a rank.
+        for (ranks, threads) in [(2, "2"), (3, "1"), (4, "1")] {
             let dir = scratch(&format!("mpi-{name}-{ranks}"));
             let out = dir.to_str().unwrap();
-            let output = mpirun(ranks, &[args, &["--out", out]].concat(), None);
+            let output = mpirun(
+                ranks,
+                &[args, &["--out", out, "--threads", threads]].concat(),
+                None,
+            );
             assert!(
                 output.status.success(),
                 "{name}, {ranks} ranks:\n{}",
@@ -178,6 +187,30 @@ fn a_stopped_job_resumes_from_its_files() {
     let output = mpirun(3, &[&args[..], &["--out", out]].concat(), None);
     assert!(output.status.success(), "{}", output.stderr);
     assert!(output.stderr.contains("resuming: "), "{}", output.stderr);
+    assert_eq!(files(&dir), alone, "the files differ from one process's");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_distances_to_the_end_are_added_over_ranks_too() {
+    let _cpu = shared();
+    let alone = solved_alone("mpi-dte-alone", &["--size", "4", "--rules", "classic"]);
+    let dir = scratch("mpi-dte");
+    for (name, bytes) in alone.iter().filter(|(name, _)| !name.ends_with(".dte")) {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let output = mpirun(3, &["--dte", dir.to_str().unwrap()], None);
+    assert!(output.status.success(), "{}", output.stderr);
+    assert!(
+        output.stderr.contains(", rank 1, peak "),
+        "{}",
+        output.stderr
+    );
+    assert!(
+        output.stdout.contains("longest win 41 plies"),
+        "{}",
+        output.stdout
+    );
     assert_eq!(files(&dir), alone, "the files differ from one process's");
     std::fs::remove_dir_all(&dir).unwrap();
 }
