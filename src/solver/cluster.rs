@@ -138,12 +138,12 @@ impl Cluster {
     }
 
     /// The manager's side of [`super::schedule::run`]: every job of `jobs`
-    /// not already `done` is sent, as `task(job)` (`name(job)` in messages), to an idle worker once
+    /// not already `done` is sent, as `task(job)`, to an idle worker once
     /// the jobs it waits for are done (the first ready job in the list
-    /// first); `start(job)` is asked before a job is first sent, and each
-    /// report goes to `finished(job, rank, report)` (`Err` with the message
-    /// of a worker that panicked). A job whose worker is lost is sent again
-    /// to another. Returns once every job has been reported, or once
+    /// first; `name(job)` in messages); `start(job)` is asked before a job
+    /// is first sent, and each report goes to `finished(job, rank,
+    /// report)` (`Err` with the message of a worker that panicked). A job
+    /// whose worker is lost is sent again to another. Returns once every job has been reported, or once
     /// `start` or `finished` has said [`Flow::Stop`] and the jobs out have
     /// been reported.
     ///
@@ -201,6 +201,7 @@ impl Cluster {
                         break;
                     }
                 }
+                sent[job] = true;
                 let mut message = (job as u64).to_le_bytes().to_vec();
                 message.extend(task(job));
                 if !self.post(worker, message.leak(), TASK, self.timeout) {
@@ -208,7 +209,6 @@ impl Cluster {
                     again.push_front(job);
                     continue;
                 }
-                sent[job] = true;
                 busy[worker] = Some((job, Instant::now()));
             }
             if busy.iter().all(Option::is_none) {
@@ -380,10 +380,11 @@ impl Cluster {
     pub fn end(self) {
         let lost = if self.is_manager() {
             let lost = self.lost.borrow().clone();
-            let any = lost.iter().any(|l| *l);
+            let mut any = lost.iter().any(|l| *l);
             let quit: &'static [u8] = if any { &[0] } else { &[1] };
             for (worker, _) in lost.iter().enumerate().skip(1).filter(|(_, l)| !**l) {
-                self.post(worker, quit, QUIT, self.timeout);
+                // One gone at the very end: no MPI_Finalize here either.
+                any |= !self.post(worker, quit, QUIT, self.timeout);
             }
             if any {
                 // A lost worker that still runs beats within a second or

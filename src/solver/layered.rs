@@ -45,7 +45,7 @@ impl fmt::Display for LayeredError {
             LayeredError::Layer(e) => e.fmt(f),
             LayeredError::Solve(e) => e.fmt(f),
             LayeredError::Io(path, e) => write!(f, "cannot write {}: {e}", path.display()),
-            LayeredError::Worker(why) => write!(f, "MPI worker: {why}"),
+            LayeredError::Worker(why) => write!(f, "MPI: {why}"),
         }
     }
 }
