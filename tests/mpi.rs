@@ -167,6 +167,38 @@ fn a_worker_that_dies_mid_pair_changes_no_file() {
 }
 
 #[test]
+fn a_worker_silent_past_the_timeout_is_told_to_end_when_it_comes_back() {
+    let _cpu = shared();
+    let args = ["--size", "4"];
+    let alone = solved_alone("mpi-stall-alone", &args);
+    let dir = scratch("mpi-stall");
+    let out = dir.to_str().unwrap();
+    // Rank 2 falls silent for 3 s as it starts its third pair: counted
+    // lost after 2 s, its pair goes to rank 1; when it reports (at the
+    // latest while the manager listens for 3 s at the end), it is told to
+    // end, and the job ends.
+    let output = mpirun(
+        3,
+        &[&args[..], &["--out", out, "--mpi-timeout", "2"]].concat(),
+        Some(("DODGEM_MPI_TEST_STALL", "2:3")),
+    );
+    assert!(output.status.success(), "{}", output.stderr);
+    for expected in [
+        "rank 2 (pid ",
+        "counted lost, its pair goes to another rank",
+        "rank 2, counted lost, is heard from again: told to end",
+    ] {
+        assert!(
+            output.stderr.contains(expected),
+            "{expected:?} missing from\n{}",
+            output.stderr
+        );
+    }
+    assert_eq!(files(&dir), alone, "the files differ from one process's");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_stopped_job_resumes_from_its_files() {
     let _cpu = shared();
     let args = ["--size", "4"];

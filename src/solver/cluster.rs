@@ -57,6 +57,11 @@ const WORKER_PATIENCE: u32 = 10;
 /// rank die (abort) as soon as it has started its `N`th job.
 pub const DIE_VARIABLE: &str = "DODGEM_MPI_TEST_DIE";
 
+/// Environment variable for the test of a worker that comes back: `RANK:N`
+/// makes that rank fall silent for the timeout and a second as it starts
+/// its `N`th job (which goes on meanwhile), then carry on.
+pub const STALL_VARIABLE: &str = "DODGEM_MPI_TEST_STALL";
+
 /// This process's place in an MPI job.
 pub struct Cluster {
     /// MPI itself: ended when dropped, or by [`Cluster::end`] (properly,
@@ -299,7 +304,8 @@ impl Cluster {
         if !self.post(0, hello.into_bytes().leak(), HELLO, patience) {
             return gone();
         }
-        let die_at = die_at(self.rank());
+        let die_at = test_job(DIE_VARIABLE, self.rank());
+        let stall_at = test_job(STALL_VARIABLE, self.rank());
         let mut given = 0;
         let mut heard = Instant::now();
         loop {
@@ -331,6 +337,9 @@ impl Cluster {
                         if die_at == Some(given) {
                             thread::sleep(Duration::from_millis(20));
                             std::process::abort();
+                        }
+                        if stall_at == Some(given) {
+                            thread::sleep(self.timeout + BEAT_EVERY);
                         }
                         let mut beat = Instant::now();
                         while !running.is_finished() {
@@ -467,10 +476,10 @@ impl Cluster {
     }
 }
 
-/// The job number at which `rank` is to kill itself, from
-/// [`DIE_VARIABLE`] (for the test of a lost worker).
-fn die_at(rank: usize) -> Option<usize> {
-    let value = std::env::var(DIE_VARIABLE).ok()?;
+/// The job number at which `rank` is to do what the test `variable` asks
+/// ([`DIE_VARIABLE`], [`STALL_VARIABLE`]).
+fn test_job(variable: &str, rank: usize) -> Option<usize> {
+    let value = std::env::var(variable).ok()?;
     let (who, n) = value.split_once(':')?;
     (who.parse::<usize>().ok()? == rank)
         .then(|| n.parse().ok())
