@@ -134,60 +134,26 @@ fn ranks_write_the_files_of_one_process() {
     }
 }
 
-#[test]
-fn a_worker_that_dies_mid_pair_changes_no_file() {
-    let _cpu = shared();
-    let args = ["--size", "4", "--rules", "classic"];
-    let alone = solved_alone("mpi-die-alone", &args);
-    let dir = scratch("mpi-die");
+/// Solves `args` with 3 ranks, a timeout of 2 s and `test` (a test
+/// variable of the cluster and its value) in every rank's environment:
+/// the job must end well, say each of `needles` on stderr, and leave the
+/// files of one process. Returns what it printed.
+fn solve_losing_a_worker(
+    name: &str,
+    args: &[&str],
+    test: (&str, &str),
+    needles: &[&str],
+) -> Output {
+    let alone = solved_alone(&format!("{name}-alone"), args);
+    let dir = scratch(name);
     let out = dir.to_str().unwrap();
-    // Rank 1 dies as soon as it has started its fifth pair; silent for two
-    // seconds, it is counted lost and the pair goes to rank 2.
     let output = mpirun(
         3,
-        &[&args[..], &["--out", out, "--mpi-timeout", "2"]].concat(),
-        Some(("DODGEM_MPI_TEST_DIE", "1:5")),
+        &[args, &["--out", out, "--mpi-timeout", "2"]].concat(),
+        Some(test),
     );
     assert!(output.status.success(), "{}", output.stderr);
-    assert!(
-        output.stderr.contains("rank 1 (pid ")
-            && output
-                .stderr
-                .contains("counted lost, its pair goes to another rank"),
-        "{}",
-        output.stderr
-    );
-    assert!(
-        output.stdout.contains("start (Black to move)"),
-        "{}",
-        output.stdout
-    );
-    assert_eq!(files(&dir), alone, "the files differ from one process's");
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn a_worker_silent_past_the_timeout_is_told_to_end_when_it_comes_back() {
-    let _cpu = shared();
-    let args = ["--size", "4"];
-    let alone = solved_alone("mpi-stall-alone", &args);
-    let dir = scratch("mpi-stall");
-    let out = dir.to_str().unwrap();
-    // Rank 2 falls silent for 3 s as it starts its third pair: counted
-    // lost after 2 s, its pair goes to rank 1; when it reports (at the
-    // latest while the manager listens for 3 s at the end), it is told to
-    // end, and the job ends.
-    let output = mpirun(
-        3,
-        &[&args[..], &["--out", out, "--mpi-timeout", "2"]].concat(),
-        Some(("DODGEM_MPI_TEST_STALL", "2:3")),
-    );
-    assert!(output.status.success(), "{}", output.stderr);
-    for expected in [
-        "rank 2 (pid ",
-        "counted lost, its pair goes to another rank",
-        "rank 2, counted lost, is heard from again: told to end",
-    ] {
+    for expected in needles {
         assert!(
             output.stderr.contains(expected),
             "{expected:?} missing from\n{}",
@@ -196,6 +162,47 @@ fn a_worker_silent_past_the_timeout_is_told_to_end_when_it_comes_back() {
     }
     assert_eq!(files(&dir), alone, "the files differ from one process's");
     std::fs::remove_dir_all(&dir).unwrap();
+    output
+}
+
+#[test]
+fn a_worker_that_dies_mid_pair_changes_no_file() {
+    let _cpu = shared();
+    // Rank 1 dies as soon as it has started its fifth pair; silent for two
+    // seconds, it is counted lost and the pair goes to rank 2.
+    let output = solve_losing_a_worker(
+        "mpi-die",
+        &["--size", "4", "--rules", "classic"],
+        ("DODGEM_MPI_TEST_DIE", "1:5"),
+        &[
+            "rank 1 (pid ",
+            "counted lost, its pair goes to another rank",
+        ],
+    );
+    assert!(
+        output.stdout.contains("start (Black to move)"),
+        "{}",
+        output.stdout
+    );
+}
+
+#[test]
+fn a_worker_silent_past_the_timeout_is_told_to_end_when_it_comes_back() {
+    let _cpu = shared();
+    // Rank 2 falls silent for 3 s as it starts its third pair: counted
+    // lost after 2 s, its pair goes to rank 1; when it reports (at the
+    // latest while the manager listens for 3 s at the end), it is told to
+    // end, and the job ends.
+    solve_losing_a_worker(
+        "mpi-stall",
+        &["--size", "4"],
+        ("DODGEM_MPI_TEST_STALL", "2:3"),
+        &[
+            "rank 2 (pid ",
+            "counted lost, its pair goes to another rank",
+            "rank 2, counted lost, is heard from again: told to end",
+        ],
+    );
 }
 
 #[test]

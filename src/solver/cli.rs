@@ -243,10 +243,6 @@ fn run_on(args: &SolveArgs, ranks: Ranks) -> Result<(), Box<dyn std::error::Erro
 fn plan(kind: Kind) -> Result<(), Box<dyn std::error::Error>> {
     let census = layered::census(kind)?;
     let (largest, layers) = &census.largest;
-    let names: Vec<String> = layers
-        .iter()
-        .map(|(a, b)| format!("{a:03}-{b:03}"))
-        .collect();
     let gib = |slots: u64| (slots * census.bytes_per_slot) as f64 / f64::from(1u32 << 30);
     println!(
         "{n}x{n} Dodgem, at most {} cars a side (either rule): {} layer pairs, {} index slots per side to move",
@@ -257,7 +253,7 @@ fn plan(kind: Kind) -> Result<(), Box<dyn std::error::Error>> {
     );
     println!(
         "largest pair: layers {}, {} slots ({:.1}% of all): {:.1} GiB to solve with its distances to the end ({} bytes a slot)",
-        names.join(" "),
+        layer_names(layers),
         grouped(*largest),
         100.0 * *largest as f64 / census.slots as f64,
         gib(*largest),
@@ -332,16 +328,11 @@ fn dte_pass(
         if quiet || pair.resumed {
             return;
         }
-        let names: Vec<String> = pair
-            .layers
-            .iter()
-            .map(|(a, b)| format!("{a:03}-{b:03}"))
-            .collect();
         eprintln!(
             "distances to the end: pair {}/{} layers {}: {} slots, longest {} plies, in {:.1} s (read {:.1}, derive {:.1}, write {:.1}), files {} | elapsed {:.0} s, {}",
             pair.done,
             pair.pairs,
-            names.join(" "),
+            layer_names(&pair.layers),
             pair.slots,
             pair.tally.longest,
             pair.seconds,
@@ -443,11 +434,6 @@ fn layered_solve(
             }
         }
         let rate = solved_slots as f64 / solving_seconds.max(1e-9);
-        let names: Vec<String> = pair
-            .layers
-            .iter()
-            .map(|(a, b)| format!("{a:03}-{b:03}"))
-            .collect();
         bar.set_message(format!(
             "pairs {}/{} | {:.2e} slots/s | mem {} | disk {}",
             pair.done,
@@ -472,7 +458,7 @@ fn layered_solve(
                 "solved pair {}/{} layers {}: {} slots, {} positions ({} won, {} drawn, {} lost, longest {}) in {:.1} s (read {:.1}, solve {:.1}, write {:.1}{}; {:.2e} slots/s), files {} | elapsed {:.0} s, {}, disk {}",
                 pair.done,
                 pair.pairs,
-                names.join(" "),
+                layer_names(&pair.layers),
                 pair.slots,
                 pair.tally.positions(),
                 pair.tally.wins,
@@ -767,6 +753,16 @@ pub(crate) fn grouped(n: u64) -> String {
 
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// `012-013 013-012`: the layers of a pair, each by Black's and White's
+/// progress.
+fn layer_names(layers: &[(u32, u32)]) -> String {
+    let names: Vec<String> = layers
+        .iter()
+        .map(|(a, b)| format!("{a:03}-{b:03}"))
+        .collect();
+    names.join(" ")
 }
 
 /// Bytes in whole MiB, for memory figures.

@@ -70,9 +70,11 @@ pub struct Cluster {
     world: SimpleCommunicator,
     /// Silence after which a working worker is counted lost.
     timeout: Duration,
-    /// Ranks counted lost: by the manager, each worker; by a worker, rank
-    /// 0 stands for "a rank was lost" as the manager said at the end.
+    /// Workers counted lost (manager only).
     lost: std::cell::RefCell<Vec<bool>>,
+    /// Whether this rank is to end without `MPI_Finalize`: a rank was
+    /// lost, or (for a worker) the manager is gone or said so.
+    abandon: std::cell::Cell<bool>,
     /// Lost workers heard from again and told to end (manager only).
     dismissed: std::cell::RefCell<Vec<bool>>,
 }
@@ -113,6 +115,7 @@ impl Cluster {
         let cluster = Cluster {
             lost: std::cell::RefCell::new(vec![false; world.size() as usize]),
             dismissed: std::cell::RefCell::new(vec![false; world.size() as usize]),
+            abandon: std::cell::Cell::new(false),
             universe,
             world,
             timeout,
@@ -299,7 +302,7 @@ impl Cluster {
         let patience = WORKER_PATIENCE * self.timeout;
         let gone = || {
             log::warn!("rank {}: rank 0 takes no message: ending", self.rank());
-            self.lost.borrow_mut()[0] = true;
+            self.abandon.set(true);
         };
         if !self.post(0, hello.into_bytes().leak(), HELLO, patience) {
             return gone();
@@ -318,7 +321,7 @@ impl Cluster {
                         self.rank(),
                         heard.elapsed().as_secs_f64()
                     );
-                    self.lost.borrow_mut()[0] = true;
+                    self.abandon.set(true);
                     return;
                 }
                 thread::sleep(Duration::from_millis(10));
@@ -371,7 +374,7 @@ impl Cluster {
                     heard = Instant::now();
                 }
                 QUIT => {
-                    self.lost.borrow_mut()[0] = bytes.first() == Some(&0);
+                    self.abandon.set(bytes.first() == Some(&0));
                     return;
                 }
                 tag => log::warn!(
@@ -387,15 +390,17 @@ impl Cluster {
     /// lost (then `MPI_Finalize` would wait for it for ever, and the
     /// process ends without it).
     pub fn end(self) {
-        let lost = if self.is_manager() {
+        if self.is_manager() {
             let lost = self.lost.borrow().clone();
-            let mut any = lost.iter().any(|l| *l);
-            let quit: &'static [u8] = if any { &[0] } else { &[1] };
-            for (worker, _) in lost.iter().enumerate().skip(1).filter(|(_, l)| !**l) {
-                // One gone at the very end: no MPI_Finalize here either.
-                any |= !self.post(worker, quit, QUIT, self.timeout);
+            self.abandon.set(lost.iter().any(|l| *l));
+            let quit: &'static [u8] = if self.abandon.get() { &[0] } else { &[1] };
+            for worker in (1..self.ranks()).filter(|&w| !lost[w]) {
+                if !self.post(worker, quit, QUIT, self.timeout) {
+                    // One gone at the very end: no MPI_Finalize here either.
+                    self.abandon.set(true);
+                }
             }
-            if any {
+            if self.abandon.get() {
                 // A lost worker that still runs beats within a second or
                 // reports: it is told to end too, or it would wait for
                 // a task for ever (and the job with it).
@@ -413,11 +418,8 @@ impl Cluster {
                     }
                 }
             }
-            any
-        } else {
-            self.lost.borrow()[0]
-        };
-        if lost {
+        }
+        if self.abandon.get() {
             std::mem::forget(self.universe);
         }
     }

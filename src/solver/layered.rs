@@ -340,13 +340,20 @@ enum Maker {
 #[cfg(feature = "mpi")]
 #[derive(Debug, Serialize, Deserialize)]
 struct Task {
+    pass: PassTask,
+    /// Its index among the pairs.
+    pair: usize,
+}
+
+/// What a worker needs to know of a pass to make its pairs.
+#[cfg(feature = "mpi")]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct PassTask {
     /// Distances to the end only (`dodgem solve --dte`), or the solve.
     distances: bool,
     dir: PathBuf,
     two_bytes: bool,
     with_dte: bool,
-    /// Its index among the pairs.
-    pair: usize,
 }
 
 impl Maker {
@@ -374,22 +381,21 @@ impl Maker {
     /// The task of making pair `pair`, for a worker.
     #[cfg(feature = "mpi")]
     fn task(&self, pair: usize) -> Task {
-        match self {
-            Maker::Solve { plan, .. } => Task {
+        let pass = match self {
+            Maker::Solve { plan, .. } => PassTask {
                 distances: false,
                 dir: plan.dir.clone(),
                 two_bytes: plan.two_bytes,
                 with_dte: plan.with_dte,
-                pair,
             },
-            Maker::Distances { dir, .. } => Task {
+            Maker::Distances { dir, .. } => PassTask {
                 distances: true,
                 dir: dir.clone(),
                 two_bytes: false,
                 with_dte: true,
-                pair,
             },
-        }
+        };
+        Task { pass, pair }
     }
 
     /// Makes the files of the pair of `layers` with `threads` threads.
@@ -464,10 +470,9 @@ impl Maker {
 /// reads one may be on another rank.
 #[cfg(feature = "mpi")]
 pub fn serve(cluster: &super::cluster::Cluster, threads: usize) {
-    // The pass being served: what its tasks say apart from the pair, its
-    // pairs, and how it makes one.
+    // The pass being served, its pairs, and how it makes one.
     struct Serving {
-        task: (bool, PathBuf, bool, bool),
+        pass: PassTask,
         pairs: Vec<Vec<Layer>>,
         maker: Maker,
     }
@@ -477,37 +482,32 @@ pub fn serve(cluster: &super::cluster::Cluster, threads: usize) {
             let task: Task = serde_json::from_slice(bytes).map_err(|e| {
                 LayeredError::Worker(format!("a task this worker cannot read: {e}"))
             })?;
-            let key = (
-                task.distances,
-                task.dir.clone(),
-                task.two_bytes,
-                task.with_dte,
-            );
-            if serving.as_ref().is_none_or(|serving| serving.task != key) {
-                let kind = format::read_kind(&task.dir)?;
+            let Task { pass, pair } = task;
+            if serving.as_ref().is_none_or(|serving| serving.pass != pass) {
+                let kind = format::read_kind(&pass.dir)?;
                 let shape = shape_of(kind)?;
-                let maker = if task.distances {
-                    Maker::distances(shape.clone(), &task.dir, kind, 0)
+                let maker = if pass.distances {
+                    Maker::distances(shape.clone(), &pass.dir, kind, 0)
                 } else {
                     let plan = Plan {
                         kind,
-                        dir: task.dir.clone(),
+                        dir: pass.dir.clone(),
                         threads,
                         stop_after_layers: None,
-                        two_bytes: task.two_bytes,
-                        with_dte: task.with_dte,
+                        two_bytes: pass.two_bytes,
+                        with_dte: pass.with_dte,
                     };
                     Maker::solving(shape.clone(), &plan, 0)
                 };
                 serving = Some(Serving {
-                    task: key,
+                    pass,
                     pairs: pair_layers(&shape),
                     maker,
                 });
             }
-            let Serving { pairs, maker, .. } = serving.as_ref().expect("set above");
-            let layers = pairs.get(task.pair).ok_or_else(|| {
-                LayeredError::Worker(format!("no pair {} in {}", task.pair, task.dir.display()))
+            let Serving { pass, pairs, maker } = serving.as_ref().expect("set above");
+            let layers = pairs.get(pair).ok_or_else(|| {
+                LayeredError::Worker(format!("no pair {pair} in {}", pass.dir.display()))
             })?;
             maker.make(layers, threads)
         })();
@@ -654,10 +654,7 @@ fn each_pair(
                 found,
                 |i| serde_json::to_vec(&maker.task(i)).expect("a task serializes"),
                 |i| {
-                    let names: Vec<String> = pairs[i]
-                        .iter()
-                        .map(|l| format!("{:03}-{:03}", l.black, l.white))
-                        .collect();
+                    let names: Vec<String> = pairs[i].iter().map(Layer::name).collect();
                     format!("the pair of layers {}", names.join(" "))
                 },
                 start,
@@ -1008,7 +1005,7 @@ pub fn add_dte_knowing(
         ranks,
     )?;
     let mut longest = known.clone();
-    longest.extend(outcome.longest_ends.iter().map(|(k, v)| (*k, *v)));
+    longest.extend(&outcome.longest_ends);
     if !outcome.stopped {
         // The pairs found on disk: their distances are read for this,
         // unless the solve that wrote them knew them.
