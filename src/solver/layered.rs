@@ -1006,21 +1006,38 @@ pub fn add_dte_knowing(
     )?;
     let mut longest = known.clone();
     longest.extend(&outcome.longest_ends);
-    if !outcome.stopped {
-        // The pairs found on disk: their distances are read for this,
-        // unless the solve that wrote them knew them.
-        for (black, white) in found.into_iter().flatten() {
-            if longest.contains_key(&(black, white)) {
-                continue;
-            }
-            let layer = shape.layer(black, white);
-            let (values, _) = format::read_values(dir, kind, Metric::Dte, &layer)?;
-            longest.insert((black, white), values.longest_win_and_loss());
-        }
-    }
-    let (longest_win, longest_loss) = longest
+    let (mut longest_win, mut longest_loss) = longest
         .values()
         .fold((0, 0), |(w, l), &(win, loss)| (w.max(win), l.max(loss)));
+    if !outcome.stopped {
+        // The layers found on disk that the solve did not make: a file's
+        // header holds the longer of its longest win and loss, so only
+        // the layers whose header could still beat what is known are
+        // read, the longest first (a few, not the whole directory).
+        let mut unread = Vec::new();
+        for (black, white) in found.into_iter().flatten() {
+            if !longest.contains_key(&(black, white)) {
+                let layer = shape.layer(black, white);
+                let file = format::open_required(
+                    dir,
+                    kind,
+                    format::Content::Distance(Metric::Dte),
+                    &layer,
+                )?;
+                unread.push((file.header().tally.longest, layer));
+            }
+        }
+        unread.sort_by_key(|(bound, _)| std::cmp::Reverse(*bound));
+        for (bound, layer) in unread {
+            if bound <= longest_win.min(longest_loss) {
+                break;
+            }
+            let (values, _) = format::read_values(dir, kind, Metric::Dte, &layer)?;
+            let (win, loss) = values.longest_win_and_loss();
+            longest_win = longest_win.max(win);
+            longest_loss = longest_loss.max(loss);
+        }
+    }
     Ok(DteOutcome {
         outcome,
         longest_win,
