@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 use crate::board::{Color, Move, Position, Rules};
 use crate::files::shown;
 use crate::protocol::escape;
-use crate::solver::{self, Dtz, Kind, Metric, Wdl, WdlReader};
+use crate::solver::{self, Dtz, Kind, Metric, Reading, Wdl, WdlReader};
 
 /// Board sizes with a built-in table.
 pub const BUILTIN_SIZES: [usize; 2] = [3, 4];
@@ -207,10 +207,16 @@ impl Layered {
     }
 
     /// Win, draw or loss of `position` for probes inside the search: `None`
-    /// when not covered or its block cannot be read (see
+    /// when not covered or its block cannot be read, or with
+    /// [`Reading::Cached`] is not in memory (see
     /// [`solver::Tables::probe_wdl`]).
-    pub fn probe_wdl(&self, reader: &mut WdlReader, position: &Position) -> Option<Wdl> {
-        self.tables.probe_wdl(reader, position)
+    pub fn probe_wdl(
+        &self,
+        reader: &mut WdlReader,
+        position: &Position,
+        reading: Reading,
+    ) -> Option<Wdl> {
+        self.tables.probe_wdl(reader, position, reading)
     }
 
     /// What was found wrong with layers since the last call, each

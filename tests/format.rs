@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::common::{Engine, LONG, mkfifo, run, scratch, shared, table_dir};
 use dodgem::board::Rules;
-use dodgem::solver::{self, Dtz, Kind, Metric, Shape, Tables};
+use dodgem::solver::{self, Dtz, Kind, Metric, Reading, Shape, Tables, WdlReader};
 use dodgem::tablebase;
 
 /// The 4 x 4 classic tables with their distances to the end in the old
@@ -352,6 +352,38 @@ fn a_won_position_probes_the_same_from_files_as_from_memory() {
     assert_eq!(
         tables.probe_metric(Metric::Dte, &position).unwrap(),
         builtin.probe_end(&position)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_probe_that_may_not_decode_answers_only_from_blocks_in_memory() {
+    // The search's probes at its horizon (Reading::Cached) never read a
+    // file: a cold block gives no answer, and once a probe that may
+    // decode has read it, the same answer as that probe.
+    let dir = table_dir("probe-cached", 4, Rules::Textbook);
+    let tables = Tables::open(&dir).unwrap();
+    let position = dodgem::notation::parse_position("4/4/3B/W3 b").unwrap();
+    let mut reader = WdlReader::default();
+    assert_eq!(
+        tables.probe_wdl(&mut reader, &position, Reading::Cached),
+        None
+    );
+    let truth = tables.probe(&position).unwrap().map(Dtz::wdl);
+    assert!(truth.is_some());
+    assert_eq!(
+        tables.probe_wdl(&mut reader, &position, Reading::Decode),
+        truth
+    );
+    assert_eq!(
+        tables.probe_wdl(&mut reader, &position, Reading::Cached),
+        truth
+    );
+    // Another thread's reader finds it in the shared cache.
+    let mut other = WdlReader::default();
+    assert_eq!(
+        tables.probe_wdl(&mut other, &position, Reading::Cached),
+        truth
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -841,7 +841,11 @@ impl<'a> Searcher<'a> {
             };
         }
         // A position the solved tables cover has its exact result.
-        if let Some(score) = self.prober.as_mut().and_then(|p| p.probe(position, ply)) {
+        if let Some(score) = self
+            .prober
+            .as_mut()
+            .and_then(|p| p.probe(position, ply, depth))
+        {
             return score;
         }
         // A forced move costs no depth: forced sequences are seen to their end.

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::{Info, MATE, MAX_PLY, Request, Score, SearchResult};
 use crate::board::{Color, Move, Position, Rules};
-use crate::solver::{Dtz, Wdl, WdlReader};
+use crate::solver::{Dtz, Reading, Wdl, WdlReader};
 use crate::tablebase::Layered;
 use crate::wdl;
 
@@ -67,8 +67,10 @@ impl Prober {
     /// distance to the end plus `ply`) scores as the search scores a mate
     /// that far ([`end_score`]); from a directory, a win `TB_WIN - ply`
     /// (nearer wins score higher), a loss the negation; a draw 0. `None`
-    /// otherwise (the search goes on).
-    pub(super) fn probe(&mut self, position: &Position, ply: usize) -> Option<i32> {
+    /// otherwise (the search goes on). With no `depth` left (the
+    /// horizon, where a node costs an evaluation) a block is read only if
+    /// it is in memory: a cold one costs a hundred nodes or more.
+    pub(super) fn probe(&mut self, position: &Position, ply: usize, depth: i32) -> Option<i32> {
         let cars = |color| position.cars(color).count_ones();
         if cars(Color::Black).max(cars(Color::White)) > self.max_cars {
             return None;
@@ -85,9 +87,14 @@ impl Prober {
                 self.hits += 1;
                 return Some(score);
             }
-            let wdl = end
-                .map(Dtz::wdl)
-                .or_else(|| table.probe_wdl(reader, position));
+            let wdl = end.map(Dtz::wdl).or_else(|| {
+                let reading = if depth > 0 {
+                    Reading::Decode
+                } else {
+                    Reading::Cached
+                };
+                table.probe_wdl(reader, position, reading)
+            });
             if let Some(wdl) = wdl {
                 self.hits += 1;
                 return Some(match wdl {

@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 
 use super::Request;
 use crate::board::{Move, Position};
-use crate::solver::{Wdl, WdlReader};
+use crate::solver::{Reading, Wdl, WdlReader};
 use crate::tablebase::Layered;
 
 /// Whether `mv` from `root` makes a threefold repetition.
@@ -115,7 +115,7 @@ fn chances(
             false
         } else {
             *probes += 1;
-            layered.probe_wdl(reader, &next)? == Wdl::Win
+            layered.probe_wdl(reader, &next, Reading::Decode)? == Wdl::Win
         };
         if loses {
             chances.losing += 1;

@@ -109,6 +109,17 @@ impl BlockCache {
     }
 }
 
+/// Whether a probe may decode a block that is not in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// Read and decode it (a positioned read and a tile's decoding, about
+    /// a hundred times a node's work when the file is cold).
+    Decode,
+    /// Answer only from blocks already decoded: where a search would pay
+    /// more for the value than it is worth (at its horizon).
+    Cached,
+}
+
 /// Blocks a [`WdlReader`] keeps.
 const RECENT: usize = 4;
 

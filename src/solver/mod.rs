@@ -43,7 +43,7 @@ mod value;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub use cache::{DEFAULT_WDL_MB, WdlReader, set_wdl_budget, wdl_budget};
+pub use cache::{DEFAULT_WDL_MB, Reading, WdlReader, set_wdl_budget, wdl_budget};
 pub use dte::MAX_DTE;
 pub use format::{
     BLOCK_SLOTS, BlockCode, CONVERT_HINT, Content, Header, Index, Kind, LAYER_VERSION, LayerError,

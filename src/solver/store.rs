@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::cache::{BlockCache, Tag, WdlReader, wdl_budget};
+use super::cache::{BlockCache, Reading, Tag, WdlReader, wdl_budget};
 use super::format::{Content, Kind, LayerError, LayerFile, Metric, code_of, wdl_value};
 use super::layers::Shape;
 use super::value::{Dtz, Values, Wdl, decode};
@@ -350,8 +350,14 @@ impl Tables {
     /// Win, draw or loss of `position` for the side to move, for probes
     /// inside the search: `None` when the tables do not cover it, its
     /// block cannot be read, or `TablebaseCache` is 0. From a directory
-    /// the block is decoded once and kept (see [`BlockCache`]).
-    pub fn probe_wdl(&self, reader: &mut WdlReader, position: &Position) -> Option<Wdl> {
+    /// the block is decoded once and kept (see [`BlockCache`]); with
+    /// [`Reading::Cached`] a block not in memory is not decoded (`None`).
+    pub fn probe_wdl(
+        &self,
+        reader: &mut WdlReader,
+        position: &Position,
+        reading: Reading,
+    ) -> Option<Wdl> {
         let (black, white, slot) = self.shape.locate(position)?;
         let id = self.layer_id(black, white);
         let files = match &self.source {
@@ -367,10 +373,12 @@ impl Tables {
             layer: id as u32,
             block,
         };
-        reader.probe(&files.blocks, tag, place, || {
-            file.decode_wdl(block)
+        reader.probe(&files.blocks, tag, place, || match reading {
+            Reading::Cached => None,
+            Reading::Decode => file
+                .decode_wdl(block)
                 .inspect_err(|error| self.report(error.to_string()))
-                .ok()
+                .ok(),
         })
     }
 }
