@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::default_threads;
 use super::format::{Kind, Metric, read_header};
 use super::layered::{self, PairDone, Plan, Ranks};
+use super::layers::layer_name;
 use super::playout::PlayoutPlan;
 use super::reach;
 use super::store::Tables;
@@ -281,9 +282,8 @@ fn convert(
             return;
         }
         eprintln!(
-            "converted layer {:03}-{:03} {:?}: {} slots, {} -> {} | elapsed {:.0} s, rss {}",
-            done.layer.0,
-            done.layer.1,
+            "converted layer {} {:?}: {} slots, {} -> {} | elapsed {:.0} s, rss {}",
+            layer_name(done.layer.0, done.layer.1),
             done.metric,
             done.slots,
             mib(done.old_bytes),
@@ -758,10 +758,7 @@ fn mib(bytes: u64) -> String {
 /// `012-013 013-012`: the layers of a pair, each by Black's and White's
 /// progress.
 fn layer_names(layers: &[(u32, u32)]) -> String {
-    let names: Vec<String> = layers
-        .iter()
-        .map(|(a, b)| format!("{a:03}-{b:03}"))
-        .collect();
+    let names: Vec<String> = layers.iter().map(|&(a, b)| layer_name(a, b)).collect();
     names.join(" ")
 }
 

@@ -236,7 +236,11 @@ pub enum Content {
 impl Content {
     /// The file of layer `(black, white)` in `dir`.
     pub fn path(self, dir: &Path, black: u32, white: u32) -> PathBuf {
-        dir.join(format!("layer-{black:03}-{white:03}.{}", self.extension()))
+        dir.join(format!(
+            "layer-{}.{}",
+            super::layers::layer_name(black, white),
+            self.extension()
+        ))
     }
 
     pub fn extension(self) -> &'static str {

@@ -117,8 +117,14 @@ impl Layer {
 
     /// The layer's name in file names and messages: `012-017`.
     pub fn name(&self) -> String {
-        format!("{:03}-{:03}", self.black, self.white)
+        layer_name(self.black, self.white)
     }
+}
+
+/// The name of layer `(black, white)` (Black's and White's progress) in
+/// file names and messages: `012-017`.
+pub fn layer_name(black: u32, white: u32) -> String {
+    format!("{black:03}-{white:03}")
 }
 
 /// Where one of Black's moves leads.
