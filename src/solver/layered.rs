@@ -1257,14 +1257,23 @@ pub fn verify(
         } else {
             &[Metric::Dtz]
         };
-        // The pair's distances to progress, read by their own check and
-        // kept for the check of its distances to the end.
-        let mut progress_values = None;
-        for &metric in metrics {
-            let found = match journal
-                .as_ref()
-                .and_then(|j| j.done.get(&journal_name(layers, metric)))
-            {
+        let recorded: Vec<Option<JournalEntry>> = metrics
+            .iter()
+            .map(|&metric| {
+                journal
+                    .as_ref()
+                    .and_then(|j| j.done.get(&journal_name(layers, metric)).copied())
+            })
+            .collect();
+        // Both metrics are checked in one walk over the successors; a pair
+        // with either left unrecorded is walked again for both.
+        let walked = if recorded.iter().all(Option::is_some) {
+            None
+        } else {
+            Some(check_pair(dir, kind, &shape, layers, dte, threads)?)
+        };
+        for (&metric, recorded) in metrics.iter().zip(recorded) {
+            let found = match recorded {
                 Some(done) => {
                     let mut found = Verified {
                         positions: done.positions,
@@ -1281,15 +1290,11 @@ pub fn verify(
                     found
                 }
                 None => {
-                    let progress = match metric {
-                        Metric::Dtz => None,
-                        Metric::Dte => progress_values.take(),
-                    };
-                    let (found, values) =
-                        check_pair(dir, kind, &shape, layers, metric, progress, threads)?;
-                    if metric == Metric::Dtz && dte {
-                        progress_values = Some(values);
-                    }
+                    let found = walked
+                        .as_ref()
+                        .and_then(|walked| walked.of(metric))
+                        .expect("a pair not in the journal was walked for every metric")
+                        .clone();
                     if let Some(journal) = journal.as_mut() {
                         journal.record(
                             &journal_name(layers, metric),
@@ -1309,69 +1314,123 @@ pub fn verify(
                 }
                 Metric::Dte => verified.dte_layers += layers.len() as u64,
             }
-            verified.mismatches += found.mismatches;
-            for example in found.examples {
-                if verified.examples.len() < 10 {
-                    verified.examples.push(example);
-                }
-            }
+            verified.add_mismatches(found);
             checked += layers.len() as u64;
-            progress(checked, total);
         }
+        progress(checked, total);
     }
     Ok(verified)
 }
 
-/// Checks the values of `metric` of one pair of layers against their
-/// successors' (and, for the distances to the end, against the win, draw
-/// or loss of the distances to progress: `progress`, else read here);
-/// returns what it found and the pair's values it read.
+impl Verified {
+    /// Adds `found`'s positions to this count (for one metric).
+    fn add(&mut self, found: Verified) {
+        self.positions += found.positions;
+        self.add_mismatches(found);
+    }
+
+    /// Adds `found`'s mismatches and keeps the first few described.
+    fn add_mismatches(&mut self, found: Verified) {
+        self.mismatches += found.mismatches;
+        for example in found.examples {
+            if self.examples.len() < 10 {
+                self.examples.push(example);
+            }
+        }
+    }
+
+    /// Notes a slot whose stored value is not the one its successors
+    /// give.
+    fn mismatch(&mut self, describe: impl FnOnce() -> String) {
+        self.mismatches += 1;
+        if self.examples.len() < 10 {
+            self.examples.push(describe());
+        }
+    }
+}
+
+/// What one walk over a pair's successors found: for the distances to
+/// progress and, where they were checked, the distances to the end.
+#[derive(Clone, Debug, Default)]
+struct Walked {
+    progress: Verified,
+    end: Option<Verified>,
+}
+
+impl Walked {
+    fn of(&self, metric: Metric) -> Option<&Verified> {
+        match metric {
+            Metric::Dtz => Some(&self.progress),
+            Metric::Dte => self.end.as_ref(),
+        }
+    }
+}
+
+/// Checks one pair of layers against their successors' stored values:
+/// the distances to progress and, with `end`, the distances to the end,
+/// both in one walk over the successors.
 fn check_pair(
     dir: &Path,
     kind: Kind,
     shape: &Shape,
     layers: &[Layer],
-    metric: Metric,
-    progress: Option<Vec<Values>>,
+    end: bool,
     threads: usize,
-) -> Result<(Verified, Vec<Values>), LayeredError> {
-    let read_as = |metric: Metric| {
-        move |layer: &Layer| format::read_values(dir, kind, metric, layer).map(|(v, _)| v)
+) -> Result<Walked, LayeredError> {
+    let read = |metric: Metric, layer: &Layer| {
+        format::read_values(dir, kind, metric, layer).map(|(values, _)| values)
     };
-    let read = read_as(metric);
-    let values = layers.iter().map(read).collect::<Result<Vec<_>, _>>()?;
-    let progress = match (metric, progress) {
-        (Metric::Dtz, _) => None,
-        (Metric::Dte, Some(progress)) => Some(progress),
-        (Metric::Dte, None) => Some(
-            layers
-                .iter()
-                .map(read_as(Metric::Dtz))
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
+    let read_pair = |metric: Metric| {
+        layers
+            .iter()
+            .map(|layer| read(metric, layer))
+            .collect::<Result<Vec<_>, _>>()
     };
-    let mut pair = Verified::default();
+    let progress = read_pair(Metric::Dtz)?;
+    let to_end = if end {
+        Some(read_pair(Metric::Dte)?)
+    } else {
+        None
+    };
+    let mut walked = Walked {
+        progress: Verified::default(),
+        end: end.then(Verified::default),
+    };
     for (i, layer) in layers.iter().enumerate() {
         let partner = layers.len() - 1 - i;
         let ahead = ahead_of(shape, layer);
-        let ahead_values = ahead.as_ref().map(read).transpose()?;
+        let ahead_progress = ahead
+            .as_ref()
+            .map(|ahead| read(Metric::Dtz, ahead))
+            .transpose()?;
+        let ahead_end = match (&ahead, end) {
+            (Some(ahead), true) => Some(read(Metric::Dte, ahead)?),
+            _ => None,
+        };
         let checker = Checker {
             shape,
             rules: kind.rules,
-            metric,
             layer,
-            values: &values[i],
-            progress: progress.as_ref().map(|progress| &progress[i]),
             partner: &layers[partner],
-            partner_values: &values[partner],
-            ahead: ahead.as_ref().zip(ahead_values.as_ref()),
+            ahead: ahead.as_ref(),
+            progress: Stored {
+                values: &progress[i],
+                partner: &progress[partner],
+                ahead: ahead_progress.as_ref(),
+            },
+            end: to_end.as_ref().map(|to_end| Stored {
+                values: &to_end[i],
+                partner: &to_end[partner],
+                ahead: ahead_end.as_ref(),
+            }),
         };
         let found = checker.run(threads);
-        pair.positions += found.positions;
-        pair.mismatches += found.mismatches;
-        pair.examples.extend(found.examples);
+        walked.progress.add(found.progress);
+        if let (Some(total), Some(found)) = (walked.end.as_mut(), found.end) {
+            total.add(found);
+        }
     }
-    Ok((pair, values))
+    Ok(walked)
 }
 
 /// The names of a pair of layers, as the verify journal records them
@@ -1490,20 +1549,44 @@ fn parse_journal_line(line: &str) -> Option<(String, JournalEntry)> {
 /// White sets a unit of [`Checker::run`]'s work covers.
 const WHITE_SETS_A_UNIT: usize = 128;
 
+/// One metric's stored values: of a layer, of its partner and of the
+/// layer ahead.
+struct Stored<'a> {
+    values: &'a Values,
+    partner: &'a Values,
+    ahead: Option<&'a Values>,
+}
+
+impl Stored<'_> {
+    /// The value a move to `child` gives the side to move, counted in
+    /// `metric` (a forward move is progress; a finish ends the game).
+    fn through(&self, metric: Metric, child: Child) -> Dtz {
+        let (value, progress) = match child {
+            Child::Finish => (Dtz::Loss(0), true),
+            Child::Forward(slot) => (
+                self.ahead
+                    .expect("a forward move has a layer ahead")
+                    .get(slot),
+                metric == Metric::Dtz,
+            ),
+            Child::Sideways(slot) => (self.partner.get(slot), false),
+        };
+        value.through(progress)
+    }
+}
+
 /// Checks one layer against its successors' stored values.
 struct Checker<'a> {
     shape: &'a Shape,
     rules: Rules,
-    /// What `values` count: plies to progress, or to the end.
-    metric: Metric,
     layer: &'a Layer,
-    values: &'a Values,
-    /// With the distances to the end: the layer's distances to progress,
-    /// whose win, draw or loss they must share.
-    progress: Option<&'a Values>,
     partner: &'a Layer,
-    partner_values: &'a Values,
-    ahead: Option<(&'a Layer, &'a Values)>,
+    ahead: Option<&'a Layer>,
+    /// The distances to progress.
+    progress: Stored<'a>,
+    /// The distances to the end, where they are checked too: each must
+    /// also share its win, draw or loss with the distance to progress.
+    end: Option<Stored<'a>>,
 }
 
 impl Checker<'_> {
@@ -1512,7 +1595,7 @@ impl Checker<'_> {
     /// with white set `w` lies in row `w` of a block of the partner layer
     /// or of the layer ahead, so a run of rows keeps the children's values
     /// in the cache instead of reaching across gigabytes for each move.
-    fn run(&self, threads: usize) -> Verified {
+    fn run(&self, threads: usize) -> Walked {
         let units: Vec<(&Block, Range<u64>)> = self
             .layer
             .blocks
@@ -1531,7 +1614,10 @@ impl Checker<'_> {
         let results = parallel(threads, units.len(), |u, out| {
             let (block, whites) = &units[u];
             let white_sets = self.shape.white_sets(block);
-            let mut found = Verified::default();
+            let mut found = Walked {
+                progress: Verified::default(),
+                end: self.end.as_ref().map(|_| Verified::default()),
+            };
             for (bi, &black) in self.shape.black_sets(block).iter().enumerate() {
                 let bi = bi as u64;
                 for wi in whites.clone() {
@@ -1542,41 +1628,54 @@ impl Checker<'_> {
                     if black & white != 0 {
                         continue;
                     }
-                    let stored = self.values.code(slot);
-                    found.positions += 1;
-                    let expected = super::value::encode(self.derive(block, bi, black, white, wi));
-                    let other_result = self
-                        .progress
-                        .is_some_and(|progress| progress.get(slot).wdl() != decode(stored).wdl());
-                    if stored != expected || other_result {
-                        found.mismatches += 1;
-                        if found.examples.len() < 10 {
-                            found.examples.push(format!(
-                                "layer {}{} slot {slot} (black {black:#x}, white {white:#x}): stored {:?}, successors give {:?}",
-                                self.layer.name(),
-                                match self.metric {
-                                    Metric::Dtz => "",
-                                    Metric::Dte => " (distance to the end)",
-                                },
-                                decode(stored),
-                                decode(expected)
-                            ));
+                    let describe = |what: &str, stored: u16, expected: u16| {
+                        format!(
+                            "layer {}{what} slot {slot} (black {black:#x}, white {white:#x}): stored {:?}, successors give {:?}",
+                            self.layer.name(),
+                            decode(stored),
+                            decode(expected)
+                        )
+                    };
+                    let (progress, end) = self.derive(block, bi, black, white, wi);
+                    let stored = self.progress.values.code(slot);
+                    let expected = super::value::encode(progress);
+                    found.progress.positions += 1;
+                    if stored != expected {
+                        found.progress.mismatch(|| describe("", stored, expected));
+                    }
+                    if let (Some(to_end), Some(end), Some(found)) =
+                        (&self.end, end, found.end.as_mut())
+                    {
+                        let stored_end = to_end.values.code(slot);
+                        let expected = super::value::encode(end);
+                        found.positions += 1;
+                        if stored_end != expected
+                            || decode(stored_end).wdl() != decode(stored).wdl()
+                        {
+                            found.mismatch(|| {
+                                describe(" (distance to the end)", stored_end, expected)
+                            });
                         }
                     }
                 }
             }
             out.push(found);
         });
-        let mut total = Verified::default();
+        let mut total = Walked {
+            progress: Verified::default(),
+            end: self.end.as_ref().map(|_| Verified::default()),
+        };
         for found in results {
-            total.positions += found.positions;
-            total.mismatches += found.mismatches;
-            total.examples.extend(found.examples);
+            total.progress.add(found.progress);
+            if let (Some(total), Some(found)) = (total.end.as_mut(), found.end) {
+                total.add(found);
+            }
         }
         total
     }
 
-    /// The value the position's successors give it.
+    /// The values the position's successors give it: its distance to
+    /// progress and, where checked, its distance to the end.
     fn derive(
         &self,
         block: &Block,
@@ -1584,9 +1683,13 @@ impl Checker<'_> {
         black: u64,
         white: u64,
         white_index: u64,
-    ) -> Dtz {
-        let mut best: Option<Dtz> = None;
-        let ahead = self.ahead.map(|(layer, _)| layer);
+    ) -> (Dtz, Option<Dtz>) {
+        let keep = |best: &mut Option<Dtz>, mine: Dtz| {
+            if best.is_none_or(|b| mine.preference() > b.preference()) {
+                *best = Some(mine);
+            }
+        };
+        let (mut progress, mut end) = (None, None);
         let moves = self.shape.children(
             block,
             black_index,
@@ -1594,30 +1697,24 @@ impl Checker<'_> {
             white,
             white_index,
             self.partner,
-            ahead,
+            self.ahead,
             |child| {
-                // The child's value for the opponent, and whether the move
-                // is progress (the distance to progress starts again).
-                let (value, progress) = match child {
-                    Child::Finish => (Dtz::Loss(0), true),
-                    Child::Forward(slot) => {
-                        let (_, values) = self.ahead.expect("a forward move has a layer ahead");
-                        (values.get(slot), self.metric == Metric::Dtz)
-                    }
-                    Child::Sideways(slot) => (self.partner_values.get(slot), false),
-                };
-                let mine = value.through(progress);
-                if best.is_none_or(|b| mine.preference() > b.preference()) {
-                    best = Some(mine);
+                keep(&mut progress, self.progress.through(Metric::Dtz, child));
+                if let Some(to_end) = &self.end {
+                    keep(&mut end, to_end.through(Metric::Dte, child));
                 }
             },
         );
         if moves == 0 {
-            return match self.rules {
+            let blocked = match self.rules {
                 Rules::Textbook => Dtz::Loss(0),
                 Rules::Classic => Dtz::Win(0),
             };
+            return (blocked, self.end.as_ref().map(|_| blocked));
         }
-        best.expect("a position with a move has a best one")
+        (
+            progress.expect("a position with a move has a best one"),
+            end,
+        )
     }
 }
