@@ -101,12 +101,13 @@ pub struct SolveArgs {
     /// Worker threads [default: one per core]; with --mpi, of each rank.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Solve (--out) or add the distances (--dte) over the ranks of an MPI
-    /// job, in a build with `--features mpi`: `mpirun -n 3 dodgem solve
-    /// --mpi --size 5 --out DIR`. Rank 0 hands out the layer pairs, the
-    /// others solve them into the directory, which every rank must reach
-    /// at the same path; the files are those of a solve in one process.
-    #[arg(long, conflicts_with_all = ["verify", "playout", "reach", "convert"])]
+    /// Solve (--out), add the distances (--dte) or check (--verify) over
+    /// the ranks of an MPI job, in a build with `--features mpi`: `mpirun
+    /// -n 3 dodgem solve --mpi --size 5 --out DIR`. Rank 0 hands out the
+    /// layer pairs, the others solve (or check) them in the directory,
+    /// which every rank must reach at the same path; the files are those
+    /// of a solve in one process.
+    #[arg(long, conflicts_with_all = ["playout", "reach", "convert"])]
     pub mpi: bool,
     /// With --mpi: seconds of silence after which a working rank is
     /// counted lost and its pair goes to another (with `mpirun
@@ -175,7 +176,7 @@ fn run_on(args: &SolveArgs, ranks: Ranks) -> Result<(), Box<dyn std::error::Erro
         return convert(&dirs[0], &dirs[1], threads, args.quiet);
     }
     if let Some(dir) = &args.verify {
-        return verify(dir, threads, args.journal.as_deref(), args.quiet);
+        return verify(dir, threads, args.journal.as_deref(), ranks, args.quiet);
     }
     if let Some(dir) = &args.playout {
         return playout(dir, args);
@@ -545,6 +546,7 @@ fn verify(
     dir: &Path,
     threads: usize,
     journal: Option<&Path>,
+    ranks: Ranks,
     quiet: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
@@ -560,10 +562,16 @@ fn verify(
         .expect("the progress template is valid")
         .progress_chars("=> "),
     );
-    let verified = layered::verify(dir, threads, journal, &|done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    })?;
+    let verified = layered::verify_on(
+        dir,
+        threads,
+        journal,
+        &|done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        },
+        ranks,
+    )?;
     bar.finish_and_clear();
     for example in &verified.examples {
         println!("mismatch: {example}");

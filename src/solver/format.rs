@@ -288,6 +288,11 @@ impl Content {
 }
 
 impl Metric {
+    /// What the files hold, in words.
+    pub fn name(self) -> &'static str {
+        Content::Distance(self).name()
+    }
+
     /// The file of layer `(black, white)`'s distances in `dir`.
     pub fn path(self, dir: &Path, black: u32, white: u32) -> PathBuf {
         Content::Distance(self).path(dir, black, white)

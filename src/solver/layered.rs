@@ -313,11 +313,14 @@ struct Made {
     /// The peak memory of the process that made it, in bytes (0 where
     /// unknown).
     peak: u64,
+    /// What a check of the pair found (a verify writes no files).
+    checked: Option<Walked>,
 }
 
 /// How a pass makes one pair's files: solving it (and deriving its
 /// distances to the end where the layers ahead have theirs), or deriving
-/// the distances of a solved pair. In this process or in a worker.
+/// the distances of a solved pair; or, making none, how it checks a
+/// pair's stored values. In this process or in a worker.
 enum Maker {
     Solve {
         shape: Arc<Shape>,
@@ -334,6 +337,11 @@ enum Maker {
         kind: Kind,
         ends: Ends,
     },
+    Verify {
+        shape: Arc<Shape>,
+        dir: PathBuf,
+        kind: Kind,
+    },
 }
 
 /// A pair to make, as the manager of an MPI job sends it to a worker.
@@ -349,11 +357,22 @@ struct Task {
 #[cfg(feature = "mpi")]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct PassTask {
-    /// Distances to the end only (`dodgem solve --dte`), or the solve.
-    distances: bool,
+    work: Work,
     dir: PathBuf,
     two_bytes: bool,
     with_dte: bool,
+}
+
+/// What a pass does with each pair.
+#[cfg(feature = "mpi")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+enum Work {
+    /// Solves it (`dodgem solve --out`).
+    Solve,
+    /// Derives its distances to the end (`dodgem solve --dte`).
+    Distances,
+    /// Checks its stored values (`dodgem solve --verify`).
+    Verify,
 }
 
 impl Maker {
@@ -383,16 +402,22 @@ impl Maker {
     fn task(&self, pair: usize) -> Task {
         let pass = match self {
             Maker::Solve { plan, .. } => PassTask {
-                distances: false,
+                work: Work::Solve,
                 dir: plan.dir.clone(),
                 two_bytes: plan.two_bytes,
                 with_dte: plan.with_dte,
             },
             Maker::Distances { dir, .. } => PassTask {
-                distances: true,
+                work: Work::Distances,
                 dir: dir.clone(),
                 two_bytes: false,
                 with_dte: true,
+            },
+            Maker::Verify { dir, .. } => PassTask {
+                work: Work::Verify,
+                dir: dir.clone(),
+                two_bytes: false,
+                with_dte: false,
             },
         };
         Task { pass, pair }
@@ -457,6 +482,10 @@ impl Maker {
                 (made.written, made.ends) =
                     ends.derive(shape, dir, *kind, threads, layers, own, &mut made.phases)?;
             }
+            Maker::Verify { shape, dir, kind } => {
+                let end = has_dte(dir, *kind, layers)?;
+                made.checked = Some(check_pair(dir, *kind, shape, layers, end, threads)?);
+            }
         }
         made.seconds = started.elapsed().as_secs_f64();
         made.peak = crate::memory::peak_bytes().unwrap_or(0);
@@ -486,18 +515,24 @@ pub fn serve(cluster: &super::cluster::Cluster, threads: usize) {
             if serving.as_ref().is_none_or(|serving| serving.pass != pass) {
                 let kind = format::read_kind(&pass.dir)?;
                 let shape = shape_of(kind)?;
-                let maker = if pass.distances {
-                    Maker::distances(shape.clone(), &pass.dir, kind, 0)
-                } else {
-                    let plan = Plan {
-                        kind,
+                let maker = match pass.work {
+                    Work::Distances => Maker::distances(shape.clone(), &pass.dir, kind, 0),
+                    Work::Verify => Maker::Verify {
+                        shape: shape.clone(),
                         dir: pass.dir.clone(),
-                        threads,
-                        stop_after_layers: None,
-                        two_bytes: pass.two_bytes,
-                        with_dte: pass.with_dte,
-                    };
-                    Maker::solving(shape.clone(), &plan, 0)
+                        kind,
+                    },
+                    Work::Solve => {
+                        let plan = Plan {
+                            kind,
+                            dir: pass.dir.clone(),
+                            threads,
+                            stop_after_layers: None,
+                            two_bytes: pass.two_bytes,
+                            with_dte: pass.with_dte,
+                        };
+                        Maker::solving(shape.clone(), &plan, 0)
+                    }
                 };
                 serving = Some(Serving {
                     pass,
@@ -1198,7 +1233,7 @@ impl<T> Handoff<T> {
 }
 
 /// What [`verify`] found.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Verified {
     pub positions: u64,
     pub layers: u64,
@@ -1226,10 +1261,26 @@ pub fn verify(
     journal: Option<&Path>,
     progress: &dyn Fn(u64, u64),
 ) -> Result<Verified, LayeredError> {
+    verify_on(dir, threads, journal, progress, Ranks::Here)
+}
+
+/// [`verify`] with the pairs checked by `ranks`: here, one after another,
+/// or by the workers of an MPI job, which read the directory themselves
+/// and report what they found to this process (rank 0), which keeps the
+/// journal. The pairs wait for nothing, so every worker is kept busy.
+///
+/// # Errors
+/// As [`verify`]; a worker that cannot check its pair.
+pub fn verify_on(
+    dir: &Path,
+    threads: usize,
+    journal: Option<&Path>,
+    progress: &dyn Fn(u64, u64),
+    ranks: Ranks,
+) -> Result<Verified, LayeredError> {
     let kind = format::read_kind(dir)?;
     let shape = shape_of(kind)?;
     let pairs = pair_layers(&shape);
-    let mut verified = Verified::default();
     let mut journal = match journal {
         Some(path) => Some(Journal::open(path, kind)?),
         None => None,
@@ -1237,43 +1288,43 @@ pub fn verify(
     // A pair's distances to the end are checked where its `.dte` files
     // are there (a DTE pass goes from the end back, so the layers ahead
     // have theirs too).
-    let mut with_dte = Vec::new();
-    for layers in &pairs {
-        let mut all = true;
-        for layer in layers {
-            all &= format::read_values_header(dir, kind, Metric::Dte, layer)?.is_some();
-        }
-        with_dte.push(all);
-    }
+    let metrics: Vec<&[Metric]> = pairs
+        .iter()
+        .map(|layers| {
+            Ok(if has_dte(dir, kind, layers)? {
+                &[Metric::Dtz, Metric::Dte][..]
+            } else {
+                &[Metric::Dtz][..]
+            })
+        })
+        .collect::<Result<_, LayeredError>>()?;
     let total: u64 = pairs
         .iter()
-        .zip(&with_dte)
-        .map(|(p, &dte)| p.len() as u64 * (1 + u64::from(dte)))
+        .zip(&metrics)
+        .map(|(layers, metrics)| (layers.len() * metrics.len()) as u64)
         .sum();
+    let recorded = |journal: &Option<Journal>, i: usize, metric: Metric| {
+        journal
+            .as_ref()
+            .and_then(|j| j.done.get(&journal_name(&pairs[i], metric)).copied())
+    };
+    // Both metrics are checked in one walk over the successors; a pair
+    // with either left unrecorded is walked again for both.
+    let walked_before: Vec<bool> = (0..pairs.len())
+        .map(|i| {
+            metrics[i]
+                .iter()
+                .all(|&m| recorded(&journal, i, m).is_some())
+        })
+        .collect();
+    let mut verified = Verified::default();
     let mut checked = 0;
-    for (layers, &dte) in pairs.iter().zip(&with_dte) {
-        let metrics: &[Metric] = if dte {
-            &[Metric::Dtz, Metric::Dte]
-        } else {
-            &[Metric::Dtz]
-        };
-        let recorded: Vec<Option<JournalEntry>> = metrics
-            .iter()
-            .map(|&metric| {
-                journal
-                    .as_ref()
-                    .and_then(|j| j.done.get(&journal_name(layers, metric)).copied())
-            })
-            .collect();
-        // Both metrics are checked in one walk over the successors; a pair
-        // with either left unrecorded is walked again for both.
-        let walked = if recorded.iter().all(Option::is_some) {
-            None
-        } else {
-            Some(check_pair(dir, kind, &shape, layers, dte, threads)?)
-        };
-        for (&metric, recorded) in metrics.iter().zip(recorded) {
-            let found = match recorded {
+    // Counts pair `i` from the journal and from what its walk found (for
+    // the metrics the journal does not have, which are recorded there).
+    let mut take = |i: usize, walked: Option<Walked>| -> Result<(), LayeredError> {
+        let layers = &pairs[i];
+        for &metric in metrics[i] {
+            let found = match recorded(&journal, i, metric) {
                 Some(done) => {
                     let mut found = Verified {
                         positions: done.positions,
@@ -1293,7 +1344,13 @@ pub fn verify(
                     let found = walked
                         .as_ref()
                         .and_then(|walked| walked.of(metric))
-                        .expect("a pair not in the journal was walked for every metric")
+                        .ok_or_else(|| {
+                            LayeredError::Worker(format!(
+                                "the pair of layers {} was checked without its {}",
+                                journal_name(layers, Metric::Dtz),
+                                metric.name()
+                            ))
+                        })?
                         .clone();
                     if let Some(journal) = journal.as_mut() {
                         journal.record(
@@ -1318,8 +1375,79 @@ pub fn verify(
             checked += layers.len() as u64;
         }
         progress(checked, total);
+        Ok(())
+    };
+    for i in (0..pairs.len()).filter(|&i| walked_before[i]) {
+        take(i, None)?;
+    }
+    let maker = Maker::Verify {
+        shape: shape.clone(),
+        dir: dir.to_path_buf(),
+        kind,
+    };
+    match ranks {
+        Ranks::Here => {
+            for i in (0..pairs.len()).filter(|&i| !walked_before[i]) {
+                take(i, maker.make(&pairs[i], threads)?.checked)?;
+            }
+        }
+        #[cfg(feature = "mpi")]
+        Ranks::Mpi(cluster) => {
+            let jobs: Vec<schedule::Job> = pairs
+                .iter()
+                .map(|layers| schedule::Job {
+                    after: Vec::new(),
+                    bytes: layers.iter().map(|l| l.slots).sum(),
+                })
+                .collect();
+            let mut error = None;
+            cluster
+                .manage(
+                    &jobs,
+                    walked_before.clone(),
+                    |i| serde_json::to_vec(&maker.task(i)).expect("a task serializes"),
+                    |i| {
+                        format!(
+                            "the pair of layers {}",
+                            journal_name(&pairs[i], Metric::Dtz)
+                        )
+                    },
+                    |_| schedule::Flow::Continue,
+                    |i, rank, report| {
+                        let made = report
+                            .and_then(|bytes| {
+                                serde_json::from_slice::<Result<Made, String>>(&bytes)
+                                    .map_err(|e| format!("a report that cannot be read: {e}"))?
+                            })
+                            .map_err(|e| LayeredError::Worker(format!("rank {rank}: {e}")));
+                        match made.and_then(|made| take(i, made.checked)) {
+                            Ok(()) => schedule::Flow::Continue,
+                            Err(e) => {
+                                error.get_or_insert(e);
+                                schedule::Flow::Stop
+                            }
+                        }
+                    },
+                )
+                .map_err(|e| LayeredError::Worker(e.to_string()))?;
+            if let Some(e) = error {
+                return Err(e);
+            }
+        }
+        #[cfg(not(feature = "mpi"))]
+        Ranks::_Never(never, _) => match never {},
     }
     Ok(verified)
+}
+
+/// Whether every layer of the pair has its distances to the end.
+fn has_dte(dir: &Path, kind: Kind, layers: &[Layer]) -> Result<bool, LayeredError> {
+    for layer in layers {
+        if format::read_values_header(dir, kind, Metric::Dte, layer)?.is_none() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 impl Verified {
@@ -1351,7 +1479,7 @@ impl Verified {
 
 /// What one walk over a pair's successors found: for the distances to
 /// progress and, where they were checked, the distances to the end.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Walked {
     progress: Verified,
     end: Option<Verified>,
