@@ -1232,6 +1232,9 @@ impl<T> Handoff<T> {
     }
 }
 
+/// Mismatches a check describes (it counts them all).
+const EXAMPLES: usize = 10;
+
 /// What [`verify`] found.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Verified {
@@ -1309,8 +1312,8 @@ pub fn verify_on(
             .and_then(|j| j.done.get(&journal_name(&pairs[i], metric)).copied())
     };
     // Both metrics are checked in one walk over the successors; a pair
-    // with either left unrecorded is walked again for both.
-    let walked_before: Vec<bool> = (0..pairs.len())
+    // with either not in the journal is walked again for both.
+    let in_journal: Vec<bool> = (0..pairs.len())
         .map(|i| {
             metrics[i]
                 .iter()
@@ -1377,7 +1380,7 @@ pub fn verify_on(
         progress(checked, total);
         Ok(())
     };
-    for i in (0..pairs.len()).filter(|&i| walked_before[i]) {
+    for i in (0..pairs.len()).filter(|&i| in_journal[i]) {
         take(i, None)?;
     }
     let maker = Maker::Verify {
@@ -1387,7 +1390,7 @@ pub fn verify_on(
     };
     match ranks {
         Ranks::Here => {
-            for i in (0..pairs.len()).filter(|&i| !walked_before[i]) {
+            for i in (0..pairs.len()).filter(|&i| !in_journal[i]) {
                 take(i, maker.make(&pairs[i], threads)?.checked)?;
             }
         }
@@ -1404,7 +1407,7 @@ pub fn verify_on(
             cluster
                 .manage(
                     &jobs,
-                    walked_before.clone(),
+                    in_journal.clone(),
                     |i| serde_json::to_vec(&maker.task(i)).expect("a task serializes"),
                     |i| {
                         format!(
@@ -1461,7 +1464,7 @@ impl Verified {
     fn add_mismatches(&mut self, found: Verified) {
         self.mismatches += found.mismatches;
         for example in found.examples {
-            if self.examples.len() < 10 {
+            if self.examples.len() < EXAMPLES {
                 self.examples.push(example);
             }
         }
@@ -1471,7 +1474,7 @@ impl Verified {
     /// give.
     fn mismatch(&mut self, describe: impl FnOnce() -> String) {
         self.mismatches += 1;
-        if self.examples.len() < 10 {
+        if self.examples.len() < EXAMPLES {
             self.examples.push(describe());
         }
     }
@@ -1486,6 +1489,22 @@ struct Walked {
 }
 
 impl Walked {
+    /// Nothing found yet, for the distances to progress and, with `end`,
+    /// to the end.
+    fn new(end: bool) -> Walked {
+        Walked {
+            progress: Verified::default(),
+            end: end.then(Verified::default),
+        }
+    }
+
+    fn add(&mut self, found: Walked) {
+        self.progress.add(found.progress);
+        if let (Some(total), Some(found)) = (self.end.as_mut(), found.end) {
+            total.add(found);
+        }
+    }
+
     fn of(&self, metric: Metric) -> Option<&Verified> {
         match metric {
             Metric::Dtz => Some(&self.progress),
@@ -1520,10 +1539,7 @@ fn check_pair(
     } else {
         None
     };
-    let mut walked = Walked {
-        progress: Verified::default(),
-        end: end.then(Verified::default),
-    };
+    let mut walked = Walked::new(end);
     for (i, layer) in layers.iter().enumerate() {
         let partner = layers.len() - 1 - i;
         let ahead = ahead_of(shape, layer);
@@ -1552,11 +1568,7 @@ fn check_pair(
                 ahead: ahead_end.as_ref(),
             }),
         };
-        let found = checker.run(threads);
-        walked.progress.add(found.progress);
-        if let (Some(total), Some(found)) = (walked.end.as_mut(), found.end) {
-            total.add(found);
-        }
+        walked.add(checker.run(threads));
     }
     Ok(walked)
 }
@@ -1742,10 +1754,7 @@ impl Checker<'_> {
         let results = parallel(threads, units.len(), |u, out| {
             let (block, whites) = &units[u];
             let white_sets = self.shape.white_sets(block);
-            let mut found = Walked {
-                progress: Verified::default(),
-                end: self.end.as_ref().map(|_| Verified::default()),
-            };
+            let mut found = Walked::new(self.end.is_some());
             for (bi, &black) in self.shape.black_sets(block).iter().enumerate() {
                 let bi = bi as u64;
                 for wi in whites.clone() {
@@ -1789,15 +1798,9 @@ impl Checker<'_> {
             }
             out.push(found);
         });
-        let mut total = Walked {
-            progress: Verified::default(),
-            end: self.end.as_ref().map(|_| Verified::default()),
-        };
+        let mut total = Walked::new(self.end.is_some());
         for found in results {
-            total.progress.add(found.progress);
-            if let (Some(total), Some(found)) = (total.end.as_mut(), found.end) {
-                total.add(found);
-            }
+            total.add(found);
         }
         total
     }
