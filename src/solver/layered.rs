@@ -683,27 +683,15 @@ fn each_pair(
             |i, made| finished(i, None, made),
         ),
         #[cfg(feature = "mpi")]
-        Ranks::Mpi(cluster) => cluster
-            .manage(
-                &jobs,
-                found,
-                |i| serde_json::to_vec(&maker.task(i)).expect("a task serializes"),
-                |i| {
-                    let names: Vec<String> = pairs[i].iter().map(Layer::name).collect();
-                    format!("the pair of layers {}", names.join(" "))
-                },
-                start,
-                |i, rank, report| {
-                    let made = report
-                        .and_then(|bytes| {
-                            serde_json::from_slice::<Result<Made, String>>(&bytes)
-                                .map_err(|e| format!("a report that cannot be read: {e}"))?
-                        })
-                        .map_err(|e| LayeredError::Worker(format!("rank {rank}: {e}")));
-                    finished(i, Some(rank), made)
-                },
-            )
-            .map_err(|e| LayeredError::Worker(e.to_string()))?,
+        Ranks::Mpi(cluster) => manage_pairs(
+            cluster,
+            &jobs,
+            found,
+            pairs,
+            maker,
+            start,
+            |i, rank, made| finished(i, Some(rank), made),
+        )?,
         #[cfg(not(feature = "mpi"))]
         Ranks::_Never(never, _) => match never {},
     }
@@ -712,6 +700,48 @@ fn each_pair(
         return Err(e);
     }
     Ok(outcome)
+}
+
+/// Hands the `jobs` of `pairs` not `done` to the workers of `cluster`
+/// ([`super::cluster::Cluster::manage`]), each as `maker`'s task, and
+/// gives `finished` each worker's report read back (with the rank that
+/// made it), or why it could not be.
+///
+/// # Errors
+/// Every worker lost with pairs left.
+#[cfg(feature = "mpi")]
+fn manage_pairs(
+    cluster: &super::cluster::Cluster,
+    jobs: &[schedule::Job],
+    done: Vec<bool>,
+    pairs: &[Vec<Layer>],
+    maker: &Maker,
+    start: impl FnMut(usize) -> schedule::Flow,
+    mut finished: impl FnMut(usize, usize, Result<Made, LayeredError>) -> schedule::Flow,
+) -> Result<(), LayeredError> {
+    cluster
+        .manage(
+            jobs,
+            done,
+            |i| serde_json::to_vec(&maker.task(i)).expect("a task serializes"),
+            |i| {
+                format!(
+                    "the pair of layers {}",
+                    journal_name(&pairs[i], Metric::Dtz)
+                )
+            },
+            start,
+            |i, rank, report| {
+                let made = report
+                    .and_then(|bytes| {
+                        serde_json::from_slice::<Result<Made, String>>(&bytes)
+                            .map_err(|e| format!("a report that cannot be read: {e}"))?
+                    })
+                    .map_err(|e| LayeredError::Worker(format!("rank {rank}: {e}")));
+                finished(i, rank, made)
+            },
+        )
+        .map_err(|e| LayeredError::Worker(e.to_string()))
 }
 
 /// The pairs as jobs: each waits for the pairs holding the layers its
@@ -1404,35 +1434,21 @@ pub fn verify_on(
                 })
                 .collect();
             let mut error = None;
-            cluster
-                .manage(
-                    &jobs,
-                    in_journal.clone(),
-                    |i| serde_json::to_vec(&maker.task(i)).expect("a task serializes"),
-                    |i| {
-                        format!(
-                            "the pair of layers {}",
-                            journal_name(&pairs[i], Metric::Dtz)
-                        )
-                    },
-                    |_| schedule::Flow::Continue,
-                    |i, rank, report| {
-                        let made = report
-                            .and_then(|bytes| {
-                                serde_json::from_slice::<Result<Made, String>>(&bytes)
-                                    .map_err(|e| format!("a report that cannot be read: {e}"))?
-                            })
-                            .map_err(|e| LayeredError::Worker(format!("rank {rank}: {e}")));
-                        match made.and_then(|made| take(i, made.checked)) {
-                            Ok(()) => schedule::Flow::Continue,
-                            Err(e) => {
-                                error.get_or_insert(e);
-                                schedule::Flow::Stop
-                            }
-                        }
-                    },
-                )
-                .map_err(|e| LayeredError::Worker(e.to_string()))?;
+            manage_pairs(
+                cluster,
+                &jobs,
+                in_journal.clone(),
+                &pairs,
+                &maker,
+                |_| schedule::Flow::Continue,
+                |i, _, made| match made.and_then(|made| take(i, made.checked)) {
+                    Ok(()) => schedule::Flow::Continue,
+                    Err(e) => {
+                        error.get_or_insert(e);
+                        schedule::Flow::Stop
+                    }
+                },
+            )?;
             if let Some(e) = error {
                 return Err(e);
             }
