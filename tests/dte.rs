@@ -4,7 +4,7 @@
 //! by layer, 5 x 5 endgame tables against their own moves, and what
 //! `solve` and `go` report from them.
 
-use crate::common::{Engine, LONG, Rng, best_move, run_cli, scratch, shared, table_dir};
+use crate::common::{Engine, LONG, Rng, best_move, files_of, run_cli, scratch, shared, table_dir};
 use crate::reference::{Dtm, Reference};
 use dodgem::board::{Position, Rules};
 use dodgem::notation::format_position;
@@ -161,6 +161,71 @@ fn the_solve_command_writes_the_distances_to_the_end_pair_by_pair() {
     check_everywhere(3, Rules::Textbook, |position| {
         tables.probe_metric(Metric::Dte, position).unwrap()
     });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_solve_without_distances_resumes_one_with_them_and_the_dte_pass_completes_it() {
+    let _cpu = shared();
+    let dir = scratch("dte-no-distances");
+    let solve = |out: &std::path::Path, extra: &[&str]| {
+        let args = [
+            &["solve", "--size", "4", "--rules", "classic"][..],
+            &["--out", out.to_str().unwrap(), "--quiet"],
+            extra,
+        ]
+        .concat();
+        let (status, text) = run_cli(&args, LONG);
+        assert!(status.success(), "{text}");
+        text
+    };
+    let count = |dir: &std::path::Path, ext: &str| {
+        files_of(dir)
+            .keys()
+            .filter(|name| name.ends_with(ext))
+            .count()
+    };
+    // The reference: one solve with its distances.
+    let whole = dir.join("whole");
+    solve(&whole, &[]);
+    // A solve with distances stopped part-way (as a killed run leaves
+    // one), then finished without them.
+    let parts = dir.join("parts");
+    solve(&parts, &["--stop-after-layers", "30"]);
+    let started = count(&parts, ".dte");
+    assert!(started >= 30, "{started} distance files before resuming");
+    let text = solve(&parts, &["--no-distances"]);
+    assert!(
+        text.contains("without the distances to the end, as asked")
+            && text.contains(&format!("dodgem solve --dte {}", parts.display())),
+        "{text}"
+    );
+    assert_eq!(count(&parts, ".dte"), started, "no distance written");
+    assert_eq!(count(&parts, ".wdl"), 144);
+    // Such tables play, with the distances to progress alone.
+    let tables = solver::Tables::open(&parts).unwrap();
+    assert!(!tables.has_dte());
+    let reference = Reference::get(4, Rules::Classic);
+    for (position, &expected) in reference.positions.iter().zip(&reference.dtm) {
+        let wdl = tables.probe(position).unwrap().map(|dtz| dtz.wdl());
+        assert_eq!(wdl, Some(as_stored(expected).wdl()));
+    }
+    // The pass adds the rest: the same files as the solve with them.
+    let (status, text) = run_cli(
+        &["solve", "--dte", parts.to_str().unwrap(), "--quiet"],
+        LONG,
+    );
+    assert!(status.success(), "{text}");
+    assert!(
+        files_of(&whole) == files_of(&parts),
+        "the same names and bytes"
+    );
+    // Nothing to take --no-distances from.
+    let (status, text) = run_cli(
+        &["solve", "--dte", parts.to_str().unwrap(), "--no-distances"],
+        LONG,
+    );
+    assert!(!status.success(), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

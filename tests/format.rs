@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::common::{Engine, LONG, mkfifo, run, scratch, shared, table_dir};
+use crate::common::{Engine, LONG, files_of, mkfifo, run, scratch, shared, table_dir};
 use dodgem::board::Rules;
 use dodgem::solver::{self, Dtz, Kind, Metric, Reading, Shape, Tables, WdlReader};
 use dodgem::tablebase;
@@ -115,20 +115,6 @@ fn the_convert_command_reports_what_it_compared() {
         out.stderr
     );
     std::fs::remove_dir_all(new.parent().unwrap()).unwrap();
-}
-
-/// Every file of `dir` by name, with its bytes.
-fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .map(|path| {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&path).unwrap())
-        })
-        .collect();
-    files.sort();
-    files
 }
 
 #[test]

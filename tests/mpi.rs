@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::common::{BIN, Output, run, run_command, scratch, shared};
+use crate::common::{BIN, Output, files_of, run, run_command, scratch, shared};
 
 /// A bound on one small solve, far above what it takes.
 const TIMEOUT: Duration = Duration::from_secs(300);
@@ -51,15 +51,9 @@ fn mpirun_with(ranks: usize, args: &[&str], env: Option<(&str, &str)>, recovery:
 /// Every file of `dir` by name with its bytes, leaving out the
 /// temporary files a killed process can leave (the next run removes them).
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_none_or(|e| e != "tmp"))
-        .map(|path| {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&path).unwrap())
-        })
-        .collect()
+    let mut files = files_of(dir);
+    files.retain(|name, _| !name.ends_with(".tmp"));
+    files
 }
 
 /// The files of `args` solved by one process, in a fresh directory.

@@ -49,6 +49,13 @@ pub struct SolveArgs {
     /// started again). `--out` does this as its last step.
     #[arg(long, conflicts_with_all = ["size", "out", "verify", "playout", "reach"])]
     pub dte: Option<PathBuf>,
+    /// With --out: solve the win/draw/loss values and the distances to
+    /// progress only, not the distances to the end (the solve takes about
+    /// half the time and two fifths of the disk; the engine and `dodgem
+    /// strength` play from such tables, `strength --lost` needs the
+    /// distances). `dodgem solve --dte DIR` adds them later.
+    #[arg(long, conflicts_with_all = ["dte", "verify", "playout", "reach", "convert", "plan"])]
+    pub no_distances: bool,
     /// Convert a directory of tables in the old format (each layer one
     /// compressed frame, read whole) into the current one, probed in place:
     /// `--convert OLD NEW`. A directory of the current format has its
@@ -223,13 +230,20 @@ fn run_on(args: &SolveArgs, ranks: Ranks) -> Result<(), Box<dyn std::error::Erro
         threads,
         stop_after_layers: args.stop_after_layers,
         two_bytes: false,
-        with_dte: true,
+        with_dte: !args.no_distances,
     };
     let outcome = layered_solve(&plan, ranks, args.quiet)?;
     if outcome.stopped {
         println!(
             "stopped after writing {} layer files, as asked; run the same command to continue",
             outcome.layers_written
+        );
+        return Ok(());
+    }
+    if args.no_distances {
+        println!(
+            "without the distances to the end, as asked; run `dodgem solve --dte {}` to add them",
+            out.display()
         );
         return Ok(());
     }

@@ -606,6 +606,19 @@ pub fn mock(mode: &str) -> String {
     format!("python3 {} {mode}", shlex::try_quote(&script).unwrap())
 }
 
+/// Every file of `dir` by name, with its bytes: for comparing two
+/// directories of tables byte for byte.
+pub fn files_of(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .collect()
+}
+
 /// A fresh, empty directory for one test's files, named after it.
 pub fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("dodgem-test-{name}-{}", std::process::id()));
