@@ -125,7 +125,7 @@ fn golden_transcripts_on_solved_tables() {
         SOLVE_TIMEOUT,
     );
     assert!(status.success(), "{text}");
-    // The figures the README gives for the whole board.
+    // The figures docs/tables.md gives for the whole board.
     assert!(
         text.contains("longest win 87 plies to the end, longest loss 86")
             && text.contains("start (Black to move): draw"),
