@@ -34,6 +34,17 @@ fn check_everywhere(size: usize, rules: Rules, probe: impl Fn(&Position) -> Opti
     }
 }
 
+/// How many files of `dir` have the extension `extension`.
+fn files_ending(dir: &std::path::Path, extension: &str) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|entry| {
+            let path = entry.as_ref().unwrap().path();
+            path.extension().is_some_and(|x| x == extension)
+        })
+        .count()
+}
+
 #[test]
 fn built_in_distances_to_the_end_agree_with_the_reference_on_every_position() {
     let _cpu = shared();
@@ -86,19 +97,7 @@ fn solve_dte_adds_the_distances_to_a_solved_directory_resuming_pair_by_pair() {
         );
         // Part-way: still used with distances to progress alone.
         assert!(!solver::Tables::open(&dir).unwrap().has_dte());
-        let written = |dir: &std::path::Path| {
-            std::fs::read_dir(dir)
-                .unwrap()
-                .filter(|e| {
-                    e.as_ref()
-                        .unwrap()
-                        .path()
-                        .extension()
-                        .is_some_and(|x| x == "dte")
-                })
-                .count()
-        };
-        assert_eq!(written(&dir), 40);
+        assert_eq!(files_ending(&dir, "dte"), 40);
         let (status, text) = run_cli(&["solve", "--dte", path, "--quiet"], LONG);
         assert!(status.success(), "{text}");
         let shape = solver::Shape::new(4, 3).unwrap();
@@ -113,7 +112,7 @@ fn solve_dte_adds_the_distances_to_a_solved_directory_resuming_pair_by_pair() {
             Rules::Classic => "longest win 41 plies to the end, longest loss 42",
         };
         assert!(text.contains(longest), "{text}");
-        assert_eq!(written(&dir), layers as usize);
+        assert_eq!(files_ending(&dir, "dte"), layers as usize);
         let tables = solver::Tables::open(&dir).unwrap();
         assert!(tables.has_dte());
         check_everywhere(4, rules, |position| {
@@ -179,12 +178,6 @@ fn a_solve_without_distances_resumes_one_with_them_and_the_dte_pass_completes_it
         assert!(status.success(), "{text}");
         text
     };
-    let count = |dir: &std::path::Path, ext: &str| {
-        files_of(dir)
-            .keys()
-            .filter(|name| name.ends_with(ext))
-            .count()
-    };
     // The reference: one solve with its distances.
     let whole = dir.join("whole");
     solve(&whole, &[]);
@@ -192,7 +185,7 @@ fn a_solve_without_distances_resumes_one_with_them_and_the_dte_pass_completes_it
     // one), then finished without them.
     let parts = dir.join("parts");
     solve(&parts, &["--stop-after-layers", "30"]);
-    let started = count(&parts, ".dte");
+    let started = files_ending(&parts, "dte");
     assert!(started >= 30, "{started} distance files before resuming");
     let text = solve(&parts, &["--no-distances"]);
     assert!(
@@ -200,8 +193,8 @@ fn a_solve_without_distances_resumes_one_with_them_and_the_dte_pass_completes_it
             && text.contains(&format!("dodgem solve --dte {}", parts.display())),
         "{text}"
     );
-    assert_eq!(count(&parts, ".dte"), started, "no distance written");
-    assert_eq!(count(&parts, ".wdl"), 144);
+    assert_eq!(files_ending(&parts, "dte"), started, "no distance written");
+    assert_eq!(files_ending(&parts, "wdl"), 144);
     // Such tables play, with the distances to progress alone.
     let tables = solver::Tables::open(&parts).unwrap();
     assert!(!tables.has_dte());
