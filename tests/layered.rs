@@ -7,7 +7,7 @@ use std::collections::{HashSet, VecDeque};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{files_of, run, scratch, shared};
+use crate::common::{files_of, run, scratch, shared, table_dir};
 use dodgem::board::{Color, Position, Rules};
 use dodgem::solver::{
     self, Dtz, Kind, LayerError, LayeredError, Metric, Plan, Tables, Values, layer_path,
@@ -448,6 +448,79 @@ fn an_mpi_solve_outside_an_mpi_job_says_what_it_needs() {
     let (ok, text) = dodgem(&["solve", "--mpi", "--playout", out.to_str().unwrap()]);
     assert!(!ok && text.contains("cannot be used with"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_solve_flag_without_the_flag_it_goes_with_is_refused() {
+    let _cpu = shared();
+    let tables = table_dir("goes-with", 3, Rules::Textbook);
+    let dir = tables.to_str().unwrap();
+    let work = scratch("goes-with-out");
+    let out = work.join("tables");
+    let out = out.to_str().unwrap();
+    let journal = work.join("journal");
+    let journal = journal.to_str().unwrap();
+    // Most of these ran with the flag ignored: clap let the flag it needs
+    // go missing where that one conflicts with one given (--size, --out,
+    // --verify, --plan...).
+    for (args, missing) in [
+        (
+            &["--size", "3", "--out", out, "--positions", "5"][..],
+            "--playout",
+        ),
+        (&["--size", "3", "--out", out, "--seed", "5"], "--playout"),
+        (&["--size", "3", "--out", out, "--depth", "3"], "--playout"),
+        (&["--size", "3", "--plan", "--seed", "5"], "--playout"),
+        (&["--verify", dir, "--positions", "5"], "--playout"),
+        (&["--reach", dir, "--depth", "3"], "--playout"),
+        (&["--dte", dir, "--seed", "3"], "--playout"),
+        (
+            &["--size", "3", "--out", out, "--mpi-timeout", "5"],
+            "--mpi",
+        ),
+        (&["--playout", dir, "--mpi-timeout", "5"], "--mpi"),
+        (&["--size", "3", "--plan", "--mpi-timeout", "5"], "--mpi"),
+        (&["--playout", dir, "--journal", journal], "--verify"),
+        (&["--convert", dir, out, "--journal", journal], "--reach"),
+        (
+            &["--size", "3", "--out", out, "--journal", journal],
+            "--verify",
+        ),
+    ] {
+        let output = run(&[&["solve"], args].concat(), SOLVE_TIMEOUT);
+        let shown = format!("solve {args:?}: {}", output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{shown}");
+        assert_eq!(output.stdout, "", "{shown}");
+        let (_, listed) = output
+            .stderr
+            .split_once("the following required arguments were not provided:")
+            .unwrap_or_else(|| panic!("no list of missing arguments: {shown}"));
+        let listed = listed.split("\n\n").next().unwrap();
+        assert!(listed.contains(missing), "{missing} not listed: {shown}");
+    }
+    assert!(!Path::new(out).exists() && !Path::new(journal).exists());
+    // With the flags they go with, they are taken.
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--playout",
+        dir,
+        "--positions",
+        "4",
+        "--seed",
+        "2",
+        "--depth",
+        "1",
+        "--quiet",
+    ]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("4 decided and 0 drawn positions played out"),
+        "{text}"
+    );
+    let (ok, text) = dodgem(&["solve", "--verify", dir, "--journal", journal, "--quiet"]);
+    assert!(ok && Path::new(journal).exists(), "{text}");
+    std::fs::remove_dir_all(&tables).unwrap();
+    std::fs::remove_dir_all(&work).unwrap();
 }
 
 #[test]

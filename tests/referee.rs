@@ -680,6 +680,14 @@ fn bad_command_lines_get_clear_errors() {
             Match::new(&engine, &engine).with(&["--depth", "1", "--random-plies", "1000"]),
             "--random-plies must be at most 200",
         ),
+        (
+            Match::new(&engine, &engine).with(&["--depth", "1", "--tablebase", "tables"]),
+            "required arguments were not provided:\n  --adjudicate",
+        ),
+        (
+            Match::new(&engine, &engine).with(&["--depth", "1", "--resume"]),
+            "required arguments were not provided:\n  --pgn",
+        ),
     ];
     for (args, message) in cases {
         let run = run_match(args.clone());

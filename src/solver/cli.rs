@@ -21,6 +21,12 @@ use crate::board::{Color, Position, Rules};
 use crate::{memory, notation};
 
 /// Arguments of `dodgem solve`.
+// The flags that go with another require a group holding it
+// (`with_playout`, `with_mpi`, `with_verify_or_reach`), not the flag
+// itself: clap lets a flag named by `requires` go missing when it
+// conflicts with a flag given (clap-rs/clap#4520), so `requires =
+// "playout"` let `--size 3 --out DIR --positions 5` through, while a
+// required group is satisfied only by one of its members.
 #[derive(Args, Debug, Clone)]
 pub struct SolveArgs {
     /// Board size (3 to 8; whole boards up to 6, larger ones with
@@ -69,35 +75,36 @@ pub struct SolveArgs {
     /// Check a directory of layer files: re-derive every stored value from
     /// its successors' stored values (the distances to the end too, where
     /// the `.dte` files are there).
-    #[arg(long, conflicts_with_all = ["size", "out", "playout"])]
+    #[arg(long, group = "with_verify_or_reach", conflicts_with_all = ["size", "out", "playout"])]
     pub verify: Option<PathBuf>,
     /// With --verify: record each checked pair of layers in this file, and
     /// skip the pairs it already records. With --reach: save the walk's
     /// state in this file every ten minutes, and start from the state it
     /// holds. (To resume a long check or count where it stopped.)
-    #[arg(long)]
+    #[arg(long, requires = "with_verify_or_reach")]
     pub journal: Option<PathBuf>,
     /// Check a directory of layer files by play: random won and drawn
     /// positions played to the end by the engine against itself with the
     /// tables on; a won one must end with its winner within the bound the
     /// stored distances imply and never repeat a position, a drawn one
     /// must never be lost.
-    #[arg(long, conflicts_with_all = ["size", "out"])]
+    #[arg(long, group = "with_playout", conflicts_with_all = ["size", "out"])]
     pub playout: Option<PathBuf>,
     /// Count the positions reachable from the start in a directory of
     /// tables of a whole board, by value and side to move, beside the
     /// whole index's counts.
-    #[arg(long, conflicts_with_all = ["size", "out", "verify", "playout"])]
+    #[arg(long, group = "with_verify_or_reach",
+          conflicts_with_all = ["size", "out", "verify", "playout"])]
     pub reach: Option<PathBuf>,
     /// Positions to play out (half won, half drawn).
-    #[arg(long, default_value_t = 100, requires = "playout")]
+    #[arg(long, default_value_t = 100, requires = "with_playout")]
     pub positions: usize,
     /// Seed of the positions played out.
-    #[arg(long, default_value_t = 1, requires = "playout")]
+    #[arg(long, default_value_t = 1, requires = "with_playout")]
     pub seed: u64,
     /// Search depth of each move played out (drawn positions are searched
     /// over their drawing moves; decided ones are played from the tables).
-    #[arg(long, default_value_t = 2, requires = "playout")]
+    #[arg(long, default_value_t = 2, requires = "with_playout")]
     pub depth: u32,
     /// Print what a solve of --size (and --max-cars) needs, and solve
     /// nothing: its layer pairs, the slots of all and of the largest pair
@@ -114,13 +121,13 @@ pub struct SolveArgs {
     /// layer pairs, the others solve (or check) them in the directory,
     /// which every rank must reach at the same path; the files are those
     /// of a solve in one process.
-    #[arg(long, conflicts_with_all = ["playout", "reach", "convert"])]
+    #[arg(long, group = "with_mpi", conflicts_with_all = ["playout", "reach", "convert"])]
     pub mpi: bool,
     /// With --mpi: seconds of silence after which a working rank is
     /// counted lost and its pair goes to another (with `mpirun
     /// --enable-recovery`; otherwise a lost rank ends the job, and the same
     /// command resumes it).
-    #[arg(long, default_value_t = 60, requires = "mpi")]
+    #[arg(long, default_value_t = 60, requires = "with_mpi")]
     pub mpi_timeout: u64,
     /// No progress bar and no per-layer lines.
     #[arg(long)]
@@ -190,9 +197,6 @@ fn run_on(args: &SolveArgs, ranks: Ranks) -> Result<(), Box<dyn std::error::Erro
     }
     if let Some(dir) = &args.reach {
         return reach(dir, threads, args.journal.as_deref(), args.quiet);
-    }
-    if args.journal.is_some() {
-        return Err("--journal goes with --verify or --reach".into());
     }
     if let Some(dir) = &args.dte {
         return dte_pass(
