@@ -35,6 +35,12 @@
 //! pattern values and the network's weights) with Adam over shuffled
 //! mini-batches. The evaluation is `s` less the middle of the cut points,
 //! times [`SCALE`]: 0 is the middle of the draw band.
+//!
+//! With `--squares N` the network reads the squares of the cars too
+//! (`dodgem::eval::learned::car_squares`, in the side to move's frame), and
+//! only the positions of the N x N board are fitted: a network for that
+//! board alone (`src/eval/net5_weights.rs` for 5 x 5), which can tell
+//! apart positions whose features are the same.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -44,6 +50,7 @@ use std::sync::Mutex;
 
 use clap::Parser;
 use dodgem::Position;
+use dodgem::board::Rules;
 use dodgem::eval::{self, Evaluation, learned, net};
 use dodgem::notation::{format_position, parse_position};
 use dodgem::solver::{Dtz, Tables};
@@ -139,6 +146,11 @@ struct Args {
     /// the fit for `src/eval/net_large_weights.rs`.
     #[arg(long)]
     bound_lead: bool,
+    /// Feed the network the squares of the cars too
+    /// (`learned::car_squares`), for a fit that plays this board size
+    /// alone; positions of other sizes are left out.
+    #[arg(long, value_name = "SIZE")]
+    squares: Option<usize>,
     /// Threads for the walks and the games.
     #[arg(long, default_value_t = 2)]
     threads: usize,
@@ -335,6 +347,8 @@ struct Example {
     /// The network's inputs (`dodgem::eval::net::Network::inputs`), standardised.
     x: [f32; F],
     patterns: Vec<u16>,
+    /// The squares of the cars, with `--squares`.
+    squares: Vec<u16>,
     y: u8,
     source: usize,
     weight: f64,
@@ -406,27 +420,31 @@ fn predict(s: f64, c1: f64, c2: f64) -> u8 {
 #[derive(Clone)]
 struct Model {
     inputs: usize,
+    /// Square inputs of the network (0 without `--squares`): a hidden
+    /// unit's weights on them follow its weights on the inputs.
+    squares: usize,
     hidden: usize,
     params: Vec<f64>,
 }
 
 impl Model {
-    fn new(inputs: usize, hidden: usize, rng: &mut Rng) -> Model {
+    fn new(inputs: usize, squares: usize, hidden: usize, rng: &mut Rng) -> Model {
         let mut model = Model {
             inputs,
+            squares,
             hidden,
-            params: vec![0.0; inputs + 2 + 2 * P + hidden * (inputs + 2)],
+            params: vec![0.0; inputs + 2 + 2 * P + hidden * (inputs + squares + 2)],
         };
         model.params[inputs] = -1.0;
         model.params[inputs + 1] = 0.7;
         // Hidden weights drawn uniformly with the variance He et al. give
         // ReLU units; output weights start at 0 (the linear model's start).
         let bound = (6.0 / inputs as f64).sqrt();
-        let first = model.net_start();
+        let (first, unit_len) = (model.net_start(), model.unit_len());
         for j in 0..hidden {
-            for i in 0..inputs {
+            for i in 0..inputs + squares {
                 let u = rng.below(1 << 20) as f64 / f64::from(1 << 20);
-                model.params[first + j * (inputs + 1) + i] = bound * (2.0 * u - 1.0);
+                model.params[first + j * unit_len + i] = bound * (2.0 * u - 1.0);
             }
         }
         model
@@ -445,8 +463,14 @@ impl Model {
         self.pattern_start() + 2 * P
     }
 
+    /// A hidden unit's parameters: its weights on the inputs and the
+    /// squares, and its bias.
+    fn unit_len(&self) -> usize {
+        self.inputs + self.squares + 1
+    }
+
     fn output_start(&self) -> usize {
-        self.net_start() + self.hidden * (self.inputs + 1)
+        self.net_start() + self.hidden * self.unit_len()
     }
 
     fn linear(&self) -> &[f64] {
@@ -457,10 +481,11 @@ impl Model {
         &self.params[self.pattern_start()..self.net_start()]
     }
 
-    /// Hidden unit `j`'s weights on the inputs, then its bias.
+    /// Hidden unit `j`'s weights on the inputs and the squares, then its
+    /// bias.
     fn unit(&self, j: usize) -> &[f64] {
-        let at = self.net_start() + j * (self.inputs + 1);
-        &self.params[at..at + self.inputs + 1]
+        let at = self.net_start() + j * self.unit_len();
+        &self.params[at..at + self.unit_len()]
     }
 
     fn output(&self) -> &[f64] {
@@ -469,7 +494,14 @@ impl Model {
 
     /// The score, and the hidden units' activations into `hidden` (as
     /// many as the model has).
-    fn forward(&self, z: &[f32], x: &[f32], patterns: &[u16], hidden: &mut [f64]) -> f64 {
+    fn forward(
+        &self,
+        z: &[f32],
+        x: &[f32],
+        squares: &[u16],
+        patterns: &[u16],
+        hidden: &mut [f64],
+    ) -> f64 {
         let linear: f64 = self
             .linear()
             .iter()
@@ -481,11 +513,15 @@ impl Model {
         let mut net = 0.0;
         for (j, (h, &out)) in hidden.iter_mut().zip(self.output()).enumerate() {
             let unit = self.unit(j);
-            let a = unit[self.inputs]
+            let a = unit[self.inputs + self.squares]
                 + unit[..self.inputs]
                     .iter()
                     .zip(x)
                     .map(|(w, &x)| w * f64::from(x))
+                    .sum::<f64>()
+                + squares
+                    .iter()
+                    .map(|&q| unit[self.inputs + usize::from(q)])
                     .sum::<f64>();
             *h = a.max(0.0);
             net += out * *h;
@@ -493,9 +529,9 @@ impl Model {
         linear + cars + net
     }
 
-    fn score(&self, z: &[f32], x: &[f32], patterns: &[u16]) -> f64 {
+    fn score(&self, z: &[f32], x: &[f32], squares: &[u16], patterns: &[u16]) -> f64 {
         let mut hidden = vec![0.0; self.hidden];
-        self.forward(z, x, patterns, &mut hidden)
+        self.forward(z, x, squares, patterns, &mut hidden)
     }
 }
 
@@ -517,13 +553,14 @@ impl Rng {
 fn fit(
     examples: &[Example],
     inputs: usize,
+    squares: usize,
     hidden: usize,
     args: &Args,
     use_patterns: bool,
     z_of: InputsOf,
 ) -> Model {
     let mut rng = Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let mut model = Model::new(inputs, hidden, &mut rng);
+    let mut model = Model::new(inputs, squares, hidden, &mut rng);
     let total = model.params.len();
     let (patterns_at, net_at, output_at) = (
         model.pattern_start(),
@@ -571,7 +608,8 @@ fn fit(
                 let e = &examples[i];
                 let patterns: &[u16] = if use_patterns { &e.patterns } else { &[] };
                 let (z, x) = (z_of(e), net_inputs_of(e));
-                let s = model.forward(z, x, patterns, &mut activations);
+                let q: &[u16] = if squares > 0 { &e.squares } else { &[] };
+                let s = model.forward(z, x, q, patterns, &mut activations);
                 let (_, ds, dc1, dc2) = loss(s, c1, c2, e.y);
                 let g = e.weight * norm * ds;
                 for (k, &z) in z.iter().enumerate() {
@@ -587,11 +625,14 @@ fn fit(
                     grad[output_at + j] += g * h;
                     if h > 0.0 {
                         let back = g * model.params[output_at + j];
-                        let at = net_at + j * (inputs + 1);
+                        let at = net_at + j * (inputs + squares + 1);
                         for (k, &x) in x.iter().enumerate() {
                             grad[at + k] += back * f64::from(x);
                         }
-                        grad[at + inputs] += back;
+                        for &square in q {
+                            grad[at + inputs + usize::from(square)] += back;
+                        }
+                        grad[at + inputs + squares] += back;
                     }
                 }
             }
@@ -640,7 +681,8 @@ fn measure(
     let mut out = vec![(0.0, 0.0, 0usize); sources];
     for e in examples.iter().filter(|e| e.held_out == held_out) {
         let patterns: &[u16] = if use_patterns { &e.patterns } else { &[] };
-        let s = model.score(z_of(e), net_inputs_of(e), patterns);
+        let squares: &[u16] = if model.squares > 0 { &e.squares } else { &[] };
+        let s = model.score(z_of(e), net_inputs_of(e), squares, patterns);
         let entry = &mut out[e.source];
         entry.0 += loss(s, c1, c2, e.y).0;
         entry.1 += f64::from(u8::from(predict(s, c1, c2) == e.y));
@@ -743,7 +785,18 @@ fn main() -> Result<(), String> {
             "the engine scales the network's inputs: --raw-inputs fits cannot be written".into(),
         );
     }
-    let data = load(&args)?;
+    if args.squares.is_some() && args.hidden == 0 {
+        return Err("--squares feeds the network: give --hidden too".into());
+    }
+    let mut data = load(&args)?;
+    if let Some(n) = args.squares {
+        let before = data.records.len();
+        data.records.retain(|r| r.position.size() == n);
+        eprintln!(
+            "--squares {n}: {} positions of other boards left out",
+            before - data.records.len()
+        );
+    }
     let sources = data.sources.len();
     // Sources that only test: every position held out.
     let testing: Vec<bool> = data
@@ -820,18 +873,36 @@ fn main() -> Result<(), String> {
             z: std::array::from_fn(|i| ((features[i] - mean[i]) / deviation[i]) as f32),
             x: std::array::from_fn(|i| ((inputs[i] - net_mean[i]) / net_deviation[i]) as f32),
             patterns,
+            squares: match args.squares {
+                Some(_) => {
+                    let (list, count) = learned::car_squares(&r.position);
+                    list[..count].to_vec()
+                }
+                None => Vec::new(),
+            },
             y: r.y,
             source: r.source,
             weight: weight_of(r.source),
             held_out,
-            race: eval::evaluate_for_side_to_move(&r.position, Evaluation::Race) as f32 / 100.0,
+            race: eval::evaluate_for_side_to_move(&r.position, Evaluation::Race, Rules::Textbook)
+                as f32
+                / 100.0,
         })
         .collect();
     eprintln!("{} positions, fitting", examples.len());
 
     let use_patterns = !args.no_patterns;
-    let model = fit(&examples, F, args.hidden, &args, use_patterns, features_of);
-    let race_model = fit(&examples, 1, 0, &args, false, race_of);
+    let squares = args.squares.map_or(0, |n| 2 * n * n);
+    let model = fit(
+        &examples,
+        F,
+        squares,
+        args.hidden,
+        &args,
+        use_patterns,
+        features_of,
+    );
+    let race_model = fit(&examples, 1, 0, 0, &args, false, race_of);
     let held = measure(&model, &examples, sources, true, use_patterns, features_of);
     let trained = measure(&model, &examples, sources, false, use_patterns, features_of);
     let race_held = measure(&race_model, &examples, sources, true, false, race_of);
@@ -941,10 +1012,14 @@ fn main() -> Result<(), String> {
 fn network_text(model: &Model, mean: &[f64; F], deviation: &[f64; F]) -> String {
     let h = model.hidden;
     let mut rows = vec![vec![0.0f64; h]; F];
+    let mut square_rows = vec![vec![0.0f64; h]; model.squares];
     let mut biases = vec![0.0f64; h];
     for j in 0..h {
         let unit = model.unit(j);
-        biases[j] = unit[F];
+        biases[j] = unit[F + model.squares];
+        for (k, row) in square_rows.iter_mut().enumerate() {
+            row[j] = unit[F + k];
+        }
         for i in 0..F {
             let w = unit[i] / deviation[i];
             biases[j] -= w * mean[i];
@@ -981,5 +1056,19 @@ fn network_text(model: &Model, mean: &[f64; F], deviation: &[f64; F]) -> String 
         floats(&biases, 1.0),
         floats(model.output(), SCALE)
     );
+    if model.squares > 0 {
+        let _ = write!(
+            text,
+            "/// The hidden units' weights on the squares of the cars (`learned::car_squares`;\n\
+             /// a row per square, ours then theirs; a column per unit).\n\
+             #[rustfmt::skip]\n\
+             pub static SQUARE_WEIGHTS: [[f32; HIDDEN]; {}] = [\n",
+            model.squares
+        );
+        for row in &square_rows {
+            let _ = writeln!(text, "    [{}],", floats(row, 1.0));
+        }
+        text.push_str("];\n");
+    }
     text
 }

@@ -1135,7 +1135,11 @@ impl<W: Write> Engine<W> {
     }
 
     fn eval(&mut self) -> io::Result<()> {
-        let lines = response::eval_lines(self.game.position(), self.options.evaluation);
+        let lines = response::eval_lines(
+            self.game.position(),
+            self.options.evaluation,
+            self.options.rules,
+        );
         self.say_all(&lines)
     }
 }

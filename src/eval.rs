@@ -28,11 +28,13 @@
 
 pub mod learned;
 pub mod net;
+mod net5_weights;
+mod net6_weights;
 mod net_large_weights;
 mod net_weights;
 mod weights;
 
-use crate::board::{Color, Position, RANK_STRIDE, file_of, rank_of};
+use crate::board::{Color, Position, RANK_STRIDE, Rules, file_of, rank_of};
 
 /// Which evaluation function the search uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -119,13 +121,13 @@ impl Term {
 
 /// The evaluation of `position` from White's point of view: the sum of
 /// its [`terms`] (added up here without building the list).
-pub fn evaluate(position: &Position, kind: Evaluation) -> i32 {
+pub fn evaluate(position: &Position, kind: Evaluation, rules: Rules) -> i32 {
     fn sum(terms: &[Term]) -> i32 {
         terms.iter().map(Term::total).sum()
     }
     match kind.resolved() {
         Evaluation::Learned => from_white(position, learned::evaluate(position)),
-        Evaluation::Net => from_white(position, net::evaluate(position)),
+        Evaluation::Net => from_white(position, net::evaluate(position, rules)),
         Evaluation::Textbook => sum(&textbook_terms(position)),
         Evaluation::Race => sum(&race_terms(position)),
         Evaluation::Auto => unreachable!("resolved by Evaluation::resolved"),
@@ -143,16 +145,16 @@ fn from_white(position: &Position, score: i32) -> i32 {
 
 /// The evaluation from the point of view of the side to move (what a
 /// negamax search wants).
-pub fn evaluate_for_side_to_move(position: &Position, kind: Evaluation) -> i32 {
+pub fn evaluate_for_side_to_move(position: &Position, kind: Evaluation, rules: Rules) -> i32 {
     match kind.resolved() {
         Evaluation::Learned => learned::evaluate(position),
-        Evaluation::Net => net::evaluate(position),
-        _ => from_white(position, evaluate(position, kind)),
+        Evaluation::Net => net::evaluate(position, rules),
+        _ => from_white(position, evaluate(position, kind, rules)),
     }
 }
 
 /// The evaluation split into its terms (the `eval` command prints these).
-pub fn terms(position: &Position, kind: Evaluation) -> Vec<Term> {
+pub fn terms(position: &Position, kind: Evaluation, rules: Rules) -> Vec<Term> {
     match kind.resolved() {
         Evaluation::Textbook => textbook_terms(position).to_vec(),
         Evaluation::Race => race_terms(position).to_vec(),
@@ -160,7 +162,7 @@ pub fn terms(position: &Position, kind: Evaluation) -> Vec<Term> {
             position,
             learned::contributions(&learned::LEARNED, position),
         ),
-        Evaluation::Net => learned_terms(position, net::contributions(position)),
+        Evaluation::Net => learned_terms(position, net::contributions(position, rules)),
         Evaluation::Auto => unreachable!("resolved by Evaluation::resolved"),
     }
 }
@@ -313,11 +315,11 @@ mod tests {
         // As the course material defines it: the side to move does not matter.
         for side in ["b", "w"] {
             let first = parse_position(&format!("B2/3/BWW {side}")).unwrap();
-            assert_eq!(evaluate(&first, Evaluation::Textbook), 75);
+            assert_eq!(evaluate(&first, Evaluation::Textbook, Rules::Textbook), 75);
             let second = parse_position(&format!("1B1/1W1/B1W {side}")).unwrap();
-            assert_eq!(evaluate(&second, Evaluation::Textbook), -5);
+            assert_eq!(evaluate(&second, Evaluation::Textbook, Rules::Textbook), -5);
             let start = parse_position(&format!("B2/B2/1WW {side}")).unwrap();
-            assert_eq!(evaluate(&start, Evaluation::Textbook), 0);
+            assert_eq!(evaluate(&start, Evaluation::Textbook, Rules::Textbook), 0);
         }
     }
 
@@ -333,8 +335,8 @@ mod tests {
         for size in 3..=8 {
             let start = Position::start(size);
             assert_eq!(
-                evaluate(&start, Evaluation::Auto),
-                evaluate(&start, Evaluation::Net)
+                evaluate(&start, Evaluation::Auto, Rules::Textbook),
+                evaluate(&start, Evaluation::Net, Rules::Textbook)
             );
         }
         assert_eq!(Evaluation::default(), Evaluation::Auto);
@@ -351,7 +353,10 @@ mod tests {
     fn the_default_sees_a_lost_race_on_seven_by_seven() {
         let position = parse_position("7/1B1W3/BWB4/4B2/7/2B4/2B4 b").unwrap();
         for evaluation in [Evaluation::Auto, Evaluation::Net, Evaluation::Learned] {
-            assert!(evaluate(&position, evaluation) > 0, "{evaluation:?}");
+            assert!(
+                evaluate(&position, evaluation, Rules::Textbook) > 0,
+                "{evaluation:?}"
+            );
         }
     }
 
@@ -361,8 +366,8 @@ mod tests {
         let start = Position::start(5);
         let white_to_move = start.with_side_to_move(Color::White);
         assert_eq!(
-            evaluate_for_side_to_move(&start, Evaluation::Race),
-            evaluate_for_side_to_move(&white_to_move, Evaluation::Race)
+            evaluate_for_side_to_move(&start, Evaluation::Race, Rules::Textbook),
+            evaluate_for_side_to_move(&white_to_move, Evaluation::Race, Rules::Textbook)
         );
     }
 
@@ -376,13 +381,24 @@ mod tests {
                 "B2/B2/1WW b",
             ] {
                 let position = parse_position(text).unwrap();
-                let total: i32 = terms(&position, kind).iter().map(Term::total).sum();
-                assert_eq!(total, evaluate(&position, kind), "{kind:?} {text}");
+                let total: i32 = terms(&position, kind, Rules::Textbook)
+                    .iter()
+                    .map(Term::total)
+                    .sum();
+                assert_eq!(
+                    total,
+                    evaluate(&position, kind, Rules::Textbook),
+                    "{kind:?} {text}"
+                );
             }
             let start = Position::start(6);
             assert_eq!(
-                evaluate_for_side_to_move(&start, kind),
-                evaluate_for_side_to_move(&start.with_side_to_move(Color::White), kind)
+                evaluate_for_side_to_move(&start, kind, Rules::Textbook),
+                evaluate_for_side_to_move(
+                    &start.with_side_to_move(Color::White),
+                    kind,
+                    Rules::Textbook
+                )
             );
         }
     }
@@ -447,7 +463,8 @@ mod tests {
         let before = parse_position("2B/3/WW1 b").unwrap();
         let after = parse_position("3/3/WW1 w").unwrap();
         assert!(
-            evaluate(&after, Evaluation::Race) < evaluate(&before, Evaluation::Race),
+            evaluate(&after, Evaluation::Race, Rules::Textbook)
+                < evaluate(&before, Evaluation::Race, Rules::Textbook),
             "Black exiting should be good for Black"
         );
     }

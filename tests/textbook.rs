@@ -52,7 +52,7 @@ fn brute_minimax(position: &Position, depth: u32, ply: i32, rules: Rules) -> (i3
         return (value, 1);
     }
     if depth == 0 {
-        return (evaluate(position, Evaluation::Textbook), 1);
+        return (evaluate(position, Evaluation::Textbook, rules), 1);
     }
     let white = position.side_to_move() == Color::White;
     let mut best = if white { -INF } else { INF };
@@ -88,7 +88,7 @@ fn negamax(
         return (sign * value, 1);
     }
     if depth == 0 {
-        return (sign * evaluate(position, Evaluation::Textbook), 1);
+        return (sign * evaluate(position, Evaluation::Textbook, rules), 1);
     }
     let mut best = -INF;
     let mut count = 1;
@@ -184,7 +184,11 @@ fn the_worked_examples_of_the_evaluation() {
     for side in ["b", "w"] {
         for (text, value) in [("B2/3/BWW", 75), ("1B1/1W1/B1W", -5), ("B2/B2/1WW", 0)] {
             let position = parse_position(&format!("{text} {side}")).unwrap();
-            assert_eq!(evaluate(&position, Evaluation::Textbook), value, "{text}");
+            assert_eq!(
+                evaluate(&position, Evaluation::Textbook, Rules::Textbook),
+                value,
+                "{text}"
+            );
             // A depth-0 tree is the leaf itself with that value.
             let tree = textbook::tree(&position, 0, Rules::Textbook, Evaluation::Textbook);
             assert_eq!(tree.root.value, value);

@@ -316,6 +316,33 @@ pub fn analyse(position: &Position) -> ([i32; FEATURES], Patterns) {
     (out, patterns)
 }
 
+/// The most cars on a board, both sides together: the most
+/// [`car_squares`] gives.
+pub const MAX_BOTH_SIDES: usize = 2 * MAX_CARS;
+
+/// The squares of both sides' cars in the side to move's frame, for a
+/// network fitted on one board size ([`super::net`]): each of our cars at
+/// `progress + n * lane` (its way ahead and its lane across), each of
+/// theirs at `n * n + progress + n * lane` of where it stands in our frame
+/// (its lane is our progress, its progress our lane). A position and its
+/// mirror image (the board turned over its diagonal, colours swapped)
+/// give the same squares. Returns the squares and how many there are.
+pub fn car_squares(position: &Position) -> ([u16; MAX_BOTH_SIDES], usize) {
+    let n = position.size() as i32;
+    let mover = position.side_to_move();
+    let mut out = [0u16; MAX_BOTH_SIDES];
+    let mut count = 0;
+    for car in Side::new(position, mover).cars() {
+        out[count] = (car.progress + n * car.lane) as u16;
+        count += 1;
+    }
+    for car in Side::new(position, mover.other()).cars() {
+        out[count] = (n * n + car.lane + n * car.progress) as u16;
+        count += 1;
+    }
+    (out, count)
+}
+
 /// The largest evaluation the learned function gives (well below the
 /// scores of forced wins).
 pub const MAX_EVAL: i32 = 20_000;

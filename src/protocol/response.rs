@@ -87,9 +87,9 @@ pub fn display_lines(
     lines
 }
 
-/// The answer to `eval`: each term of `kind` and the total, from White's
-/// point of view.
-pub fn eval_lines(position: &Position, kind: Evaluation) -> Vec<String> {
+/// The answer to `eval`: each term of `kind` under `rules` and the total,
+/// from White's point of view.
+pub fn eval_lines(position: &Position, kind: Evaluation, rules: Rules) -> Vec<String> {
     let row = |name: &str,
                white: &dyn std::fmt::Display,
                black: &dyn std::fmt::Display,
@@ -106,12 +106,12 @@ pub fn eval_lines(position: &Position, kind: Evaluation) -> Vec<String> {
         ),
         row("Term", &"White", &"Black", &"Total"),
     ];
-    for term in eval::terms(position, kind) {
+    for term in eval::terms(position, kind, rules) {
         lines.push(row(term.name, &term.white, &term.black, &term.total()));
     }
     lines.push(format!(
         "Final evaluation: {} (white side)",
-        eval::evaluate(position, kind)
+        eval::evaluate(position, kind, rules)
     ));
     lines
 }

@@ -990,7 +990,7 @@ impl<'a> Searcher<'a> {
     /// a position nobody can make progress from is a draw, whatever the
     /// race looks like.
     fn evaluate(&self, position: &Position) -> i32 {
-        let eval = evaluate_for_side_to_move(position, self.evaluation);
+        let eval = evaluate_for_side_to_move(position, self.evaluation, self.rules);
         let current = self.keys.len() - 1;
         let idle = (current - self.window[current]).min(params::DRAW_DECAY_PLIES) as i32;
         let full = params::DRAW_DECAY_PLIES as i32;

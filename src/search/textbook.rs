@@ -167,7 +167,10 @@ impl<O: Observer> Walk<'_, O> {
             };
             Some((value, Leaf::GameOver))
         } else if depth == 0 || ply >= MAX_PLY {
-            Some((evaluate(position, self.evaluation), Leaf::Evaluated))
+            Some((
+                evaluate(position, self.evaluation, self.rules),
+                Leaf::Evaluated,
+            ))
         } else {
             None
         };
