@@ -14,8 +14,9 @@
 //!   predicted held-out positions better (4 x 4, 5 x 5 and 7 x 7), read
 //!   off a loss table of its own. On 4 x 4 to 6 x 6 the
 //!   tables are fitted to the true values of positions solved tables know,
-//!   on 4 x 4 and 5 x 5 one for each rule (under `classic` a blocked side
-//!   wins, so the same score means more wins and fewer draws there);
+//!   one for each rule (under `classic` a blocked side wins, so the same
+//!   score means more wins and fewer draws there; and on 5 x 5 `textbook`
+//!   and 6 x 6 `classic` a network of that board alone gives the scores);
 //!   on 7 x 7 and 8 x 8, where no table reaches the middle game, to the
 //!   outcomes of the engine's games against itself at 1+0.01, so there
 //!   they say how such a game ends, not what perfect play would give
@@ -158,13 +159,11 @@ pub enum Width {
 // `net`'s knots (`examples/fitwdl.rs --knots-only` prints them): 4 x 4
 // and 5 x 5 from positions of games between random levels, each rule
 // alone (`--seed 3`, 1,200 games a board and rule), with a loss table
-// where it predicted held-out positions better, 6 x 6 from `textbook`
-// ones (read under `classic` too until its tables check it), each
-// labelled by the solved tables;
-// 5 x 5 `textbook` fitted again for its network of one board
-// (`--check t5-textbook --games 0 --check-games 1200 --seed 3
-// --fit-checks`, 28 November), and so is 6 x 6 `classic` (`--check
-// t6-classic`, the same way);
+// where it predicted held-out positions better, 6 x 6 `textbook` from
+// `textbook` ones, each labelled by the solved tables; 5 x 5 `textbook`
+// and 6 x 6 `classic` fitted again for their networks of one board
+// (`--tables t5-textbook --check DIR --games 0 --check-games 1200 --seed 3
+// --knots-only --fit-checks`, DIR their tables, 28 November);
 // 7 x 7 from 1,200 games of the engine against itself at 1+0.01 on an
 // otherwise idle 2-core machine (`--seed 51` and `--seed 52`; a loss
 // table of its own predicted held-out games a little better) and 8 x 8
@@ -371,6 +370,31 @@ static NET_6: Knots<'static> = Knots {
     ],
     loss: None,
 };
+static NET_6_CLASSIC: Knots<'static> = Knots {
+    points: &[
+        (-1000, 0.0011),
+        (-600, 0.0011),
+        (-400, 0.0013),
+        (-300, 0.0025),
+        (-200, 0.0025),
+        (-150, 0.0025),
+        (-100, 0.0025),
+        (-50, 0.0025),
+        (-1, 0.0025),
+        (0, 0.0048),
+        (1, 0.0048),
+        (50, 0.0072),
+        (100, 0.0201),
+        (150, 0.0477),
+        (200, 0.1006),
+        (300, 0.2251),
+        (400, 0.3825),
+        (600, 0.5825),
+        (1000, 0.8812),
+    ],
+    loss: None,
+};
+
 static NET_7: Knots<'static> = Knots {
     points: &[
         (-1000, 0.0000),
@@ -456,7 +480,8 @@ impl Curve {
             (4, Rules::Classic) => Curve::Knots(&NET_4_CLASSIC),
             (5, Rules::Textbook) => Curve::Knots(&NET_5_TEXTBOOK),
             (5, Rules::Classic) => Curve::Knots(&NET_5_CLASSIC),
-            (6, _) => Curve::Knots(&NET_6),
+            (6, Rules::Textbook) => Curve::Knots(&NET_6),
+            (6, Rules::Classic) => Curve::Knots(&NET_6_CLASSIC),
             (7, _) => Curve::Knots(&NET_7),
             _ => Curve::Knots(&NET_8),
         }
@@ -645,6 +670,8 @@ mod tests {
         let classic = Wdl::from_score(300, &five, Curve::of(Auto, 5, Classic));
         assert!(classic.win > textbook.win, "{classic:?} {textbook:?}");
         assert_ne!(Curve::net(4, Classic), Curve::net(4, Textbook));
+        // 6 x 6 `classic` has a network of its own, and so its own curve.
+        assert_ne!(Curve::net(6, Classic), Curve::net(6, Textbook));
         // The same score means other chances on the two evaluations' scales.
         let position = Position::start(7);
         let net = Wdl::from_score(300, &position, Curve::of(Net, 7, Textbook));

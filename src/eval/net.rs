@@ -4,8 +4,9 @@
 //! results by the tuner (`cargo run --release --example tune -- --hidden
 //! N`, see docs/strength.md).
 //!
-//! The network is one hidden layer of [`net_weights::HIDDEN`] rectified
-//! linear units over the scaled features ([`Network::inputs`]); their
+//! The network is one hidden layer of rectified linear units (32 in
+//! [`SMALL`] and [`LARGE`], 128 in the networks of one board) over the
+//! scaled features ([`Network::inputs`]); their
 //! weighted sum is added to the linear model's score. It sees the same
 //! size-independent features as the linear model; what it adds is
 //! their interplay (a race lead is worth more with free lanes, a blocked
