@@ -50,7 +50,7 @@ use std::sync::Mutex;
 
 use clap::Parser;
 use dodgem::Position;
-use dodgem::board::Rules;
+use dodgem::board::{Rules, check_size};
 use dodgem::eval::{self, Evaluation, learned, net};
 use dodgem::notation::{format_position, parse_position};
 use dodgem::solver::{Dtz, Tables};
@@ -785,8 +785,11 @@ fn main() -> Result<(), String> {
             "the engine scales the network's inputs: --raw-inputs fits cannot be written".into(),
         );
     }
-    if args.squares.is_some() && args.hidden == 0 {
-        return Err("--squares feeds the network: give --hidden too".into());
+    if let Some(n) = args.squares {
+        if args.hidden == 0 {
+            return Err("--squares feeds the network: give --hidden too".into());
+        }
+        check_size(n).map_err(|e| format!("--squares: {e}"))?;
     }
     let mut data = load(&args)?;
     if let Some(n) = args.squares {

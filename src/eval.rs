@@ -20,7 +20,9 @@
 //! - [`Evaluation::Learned`]: features that mean the same on every board
 //!   size, weighted by a fit to solved results ([`learned`]).
 //! - [`Evaluation::Net`]: the same model with a small neural network
-//!   over its features added, fitted together ([`net`]).
+//!   over its features added, fitted together ([`net`]); on 5 x 5 under
+//!   `textbook` and 6 x 6 under `classic` a network of that board and
+//!   rule alone, which reads the squares of the cars too.
 //! - [`Evaluation::Auto`] (the default): the strongest of them, today
 //!   `net` on every board. The name stays what GUIs and scripts set,
 //!   whichever function it stands for (it stood for `learned` on 7 x 7
@@ -119,7 +121,8 @@ impl Term {
     }
 }
 
-/// The evaluation of `position` from White's point of view: the sum of
+/// The evaluation of `position` from White's point of view, in a game
+/// under `rules` (`net` has networks of one board and rule): the sum of
 /// its [`terms`] (added up here without building the list).
 pub fn evaluate(position: &Position, kind: Evaluation, rules: Rules) -> i32 {
     fn sum(terms: &[Term]) -> i32 {
