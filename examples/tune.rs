@@ -562,10 +562,11 @@ fn fit(
     let mut rng = Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut model = Model::new(inputs, squares, hidden, &mut rng);
     let total = model.params.len();
-    let (patterns_at, net_at, output_at) = (
+    let (patterns_at, net_at, output_at, unit_len) = (
         model.pattern_start(),
         model.net_start(),
         model.output_start(),
+        model.unit_len(),
     );
     let (mut m, mut v) = (vec![0.0; total], vec![0.0; total]);
     let (beta1, beta2, eps) = (0.9, 0.999, 1e-8);
@@ -625,7 +626,7 @@ fn fit(
                     grad[output_at + j] += g * h;
                     if h > 0.0 {
                         let back = g * model.params[output_at + j];
-                        let at = net_at + j * (inputs + squares + 1);
+                        let at = net_at + j * unit_len;
                         for (k, &x) in x.iter().enumerate() {
                             grad[at + k] += back * f64::from(x);
                         }
