@@ -524,6 +524,48 @@ fn a_solve_flag_without_the_flag_it_goes_with_is_refused() {
 }
 
 #[test]
+fn what_to_solve_is_refused_beside_tables_that_record_it() {
+    // --rules, --max-cars and --stop-after-layers were silently ignored by
+    // the modes that read a directory of tables (its files say what they
+    // hold): a user asking to verify the classic tables got the textbook
+    // ones checked without a word.
+    let _cpu = shared();
+    let tables = table_dir("what-to-solve", 3, Rules::Textbook);
+    let dir = tables.to_str().unwrap();
+    let before = files_of(&tables);
+    for args in [
+        &["--verify", dir, "--rules", "classic"][..],
+        &["--playout", dir, "--max-cars", "1"],
+        &["--reach", dir, "--rules", "textbook"],
+        &["--dte", dir, "--max-cars", "2"],
+        &["--convert", dir, dir, "--rules", "classic"],
+        &["--verify", dir, "--stop-after-layers", "3"],
+        &["--playout", dir, "--stop-after-layers", "3"],
+        &["--size", "3", "--plan", "--stop-after-layers", "3"],
+    ] {
+        let output = run(&[&["solve"], args].concat(), SOLVE_TIMEOUT);
+        let shown = format!("solve {args:?}: {}", output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{shown}");
+        assert_eq!(output.stdout, "", "{shown}");
+        assert!(output.stderr.contains("cannot be used with"), "{shown}");
+    }
+    assert_eq!(files_of(&tables), before, "the tables were touched");
+    // The rule and the cars still go with a solve and its plan.
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--size",
+        "3",
+        "--rules",
+        "classic",
+        "--max-cars",
+        "1",
+        "--plan",
+    ]);
+    assert!(ok && text.contains("at most 1 car"), "{text}");
+    std::fs::remove_dir_all(&tables).unwrap();
+}
+
+#[test]
 fn the_solve_command_stops_resumes_and_verifies() {
     let _cpu = shared();
     let dir = scratch("cli");

@@ -20,6 +20,11 @@ use super::value::{Dtz, Tally};
 use crate::board::{Color, Position, Rules};
 use crate::{memory, notation};
 
+/// The modes of `dodgem solve` that read a directory of tables, whose
+/// files record what they hold (size, rule, cars): a flag that says what to
+/// solve conflicts with them rather than being silently ignored.
+const TABLE_MODES: [&str; 5] = ["verify", "playout", "reach", "dte", "convert"];
+
 /// Arguments of `dodgem solve`.
 // The flags that go with another require a group holding it
 // (`with_playout`, `with_mpi`, `with_verify_or_reach`), not the flag
@@ -31,11 +36,12 @@ use crate::{memory, notation};
 pub struct SolveArgs {
     /// Board size (3 to 8; whole boards up to 6, larger ones with
     /// --max-cars).
-    #[arg(long, required_unless_present_any = ["verify", "playout", "reach", "dte", "convert"])]
+    #[arg(long, required_unless_present_any = TABLE_MODES)]
     pub size: Option<usize>,
     /// Rule for a blocked side to move: textbook (it loses) or classic
-    /// (it wins).
-    #[arg(long, default_value = "textbook")]
+    /// (it wins). Only for a solve or --plan: the other modes read the
+    /// rule from the tables.
+    #[arg(long, default_value = "textbook", conflicts_with_all = TABLE_MODES)]
     pub rules: Rules,
     /// A directory for the layer files (created if missing; a run killed
     /// part-way continues where it stopped when started again): what the
@@ -44,10 +50,11 @@ pub struct SolveArgs {
     pub out: Option<PathBuf>,
     /// Solve only the positions with at most this many cars a side on the
     /// board (endgame tables for large boards) [default: all].
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = TABLE_MODES)]
     pub max_cars: Option<u32>,
-    /// Stop after writing this many layer files (to test resuming).
-    #[arg(long)]
+    /// Stop after writing this many layer files (to test resuming), with
+    /// --out or --dte.
+    #[arg(long, conflicts_with_all = ["verify", "playout", "reach", "convert", "plan"])]
     pub stop_after_layers: Option<u64>,
     /// Add the distance to the end of the game of every position to a
     /// directory of solved tables (a `.dte` file beside each layer's
