@@ -40,7 +40,9 @@
 //! (`dodgem::eval::learned::car_squares`, in the side to move's frame), and
 //! only the positions of the N x N board are fitted: a network for that
 //! board alone (`src/eval/net5_weights.rs` for 5 x 5), which can tell
-//! apart positions whose features are the same.
+//! apart positions whose features are the same. With `--pairs` too, it
+//! reads every two cars' squares as one input more (a blockade is where
+//! two cars stand together).
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -151,6 +153,11 @@ struct Args {
     /// alone; positions of other sizes are left out.
     #[arg(long, value_name = "SIZE")]
     squares: Option<usize>,
+    /// With --squares: feed the network every two cars' squares too, an
+    /// input for each pair (`learned::car_inputs`): which cars stand where
+    /// together, what a blockade is.
+    #[arg(long, requires = "squares")]
+    pairs: bool,
     /// Threads for the walks and the games.
     #[arg(long, default_value_t = 2)]
     threads: usize,
@@ -879,7 +886,7 @@ fn main() -> Result<(), String> {
             patterns,
             squares: match args.squares {
                 Some(_) => {
-                    let (list, count) = learned::car_squares(&r.position);
+                    let (list, count) = learned::car_inputs(&r.position, args.pairs);
                     list[..count].to_vec()
                 }
                 None => Vec::new(),
@@ -896,7 +903,9 @@ fn main() -> Result<(), String> {
     eprintln!("{} positions, fitting", examples.len());
 
     let use_patterns = !args.no_patterns;
-    let squares = args.squares.map_or(0, |n| 2 * n * n);
+    let squares = args
+        .squares
+        .map_or(0, |n| learned::car_input_count(n, args.pairs));
     let model = fit(
         &examples,
         F,
@@ -1063,8 +1072,8 @@ fn network_text(model: &Model, mean: &[f64; F], deviation: &[f64; F]) -> String 
     if model.squares > 0 {
         let _ = write!(
             text,
-            "/// The hidden units' weights on the squares of the cars (`learned::car_squares`;\n\
-             /// a row per square, ours then theirs; a column per unit).\n\
+            "/// The hidden units' weights on the cars (`learned::car_inputs`; a row per\n\
+             /// square, ours then theirs, then with pairs a row per two squares; a column per unit).\n\
              #[rustfmt::skip]\n\
              pub static SQUARE_WEIGHTS: [[f32; HIDDEN]; {}] = [\n",
             model.squares

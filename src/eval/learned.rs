@@ -343,6 +343,51 @@ pub fn car_squares(position: &Position) -> ([u16; MAX_BOTH_SIDES], usize) {
     (out, count)
 }
 
+/// The most inputs [`car_inputs`] gives: a square for every car and a
+/// pair for every two of them.
+pub const MAX_CAR_INPUTS: usize = MAX_BOTH_SIDES + MAX_BOTH_SIDES * (MAX_BOTH_SIDES - 1) / 2;
+
+/// How many inputs on the cars a network of one board of `size` reads
+/// ([`car_inputs`]): a square for each square a car of either side can
+/// stand on, and with `pairs` one for every two such squares.
+pub const fn car_input_count(size: usize, pairs: bool) -> usize {
+    let squares = 2 * size * size;
+    if pairs {
+        squares + squares * (squares - 1) / 2
+    } else {
+        squares
+    }
+}
+
+/// The inputs on the cars of a network of one board: the squares of
+/// [`car_squares`], then with `pairs` one input for every two of them
+/// (which cars stand where together: a blockade, a crossing one side
+/// reaches first), numbered after the squares, the pair of squares `a <
+/// b` of `s` at `s + a * (2 * s - a - 1) / 2 + (b - a - 1)`. A position
+/// and its mirror image give the same inputs. Returns the inputs and how
+/// many there are.
+pub fn car_inputs(position: &Position, pairs: bool) -> ([u16; MAX_CAR_INPUTS], usize) {
+    let (squares, count) = car_squares(position);
+    let mut out = [0u16; MAX_CAR_INPUTS];
+    out[..count].copy_from_slice(&squares[..count]);
+    if !pairs {
+        return (out, count);
+    }
+    let mut sorted = squares;
+    sorted[..count].sort_unstable();
+    let s = 2 * position.size() * position.size();
+    let mut at = count;
+    for (i, &a) in sorted[..count].iter().enumerate() {
+        let a = usize::from(a);
+        let first = s + a * (2 * s - a - 1) / 2 - a - 1;
+        for &b in &sorted[i + 1..count] {
+            out[at] = (first + usize::from(b)) as u16;
+            at += 1;
+        }
+    }
+    (out, at)
+}
+
 /// The largest evaluation the learned function gives (well below the
 /// scores of forced wins).
 pub const MAX_EVAL: i32 = 20_000;

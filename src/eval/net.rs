@@ -23,7 +23,10 @@
 //! ([`FIVE_TEXTBOOK`], [`SIX_CLASSIC`]) whose hidden units read the
 //! squares of the cars too ([`learned::car_squares`], in the side to
 //! move's frame): the features cannot tell apart two blockades with the
-//! same counts, the squares can. Such a network is fitted on one rule's
+//! same counts, the squares can. Such a network may read every two cars'
+//! squares too, an input for each pair ([`learned::car_inputs`]): a
+//! blockade is where two cars stand together, which a sum over single
+//! squares sees only through its units. Such a network is fitted on one rule's
 //! values, and a blocked side wins under one rule and loses under the
 //! other: played under the other rule it loses badly, so each is used
 //! under its own rule alone (docs/strength.md).
@@ -54,11 +57,13 @@ pub struct Network {
     squares: Option<SquareWeights>,
 }
 
-/// The hidden units' weights on the squares of the cars of one board
-/// size, in the side to move's frame ([`learned::car_squares`]): a row a
-/// square, ours first (`size * size` rows), then theirs.
+/// The hidden units' weights on the cars of one board size, in the side
+/// to move's frame ([`learned::car_inputs`]): a row a square, ours first
+/// (`size * size` rows), then theirs, and with `pairs` a row for every two
+/// squares after them.
 pub struct SquareWeights {
     pub size: usize,
+    pub pairs: bool,
     rows: &'static [f32],
 }
 
@@ -68,7 +73,8 @@ const MAX_HIDDEN: usize = 128;
 
 /// A [`Network`] from the items of its weights file (`$weights`, as the
 /// tuner writes it), its race lead bounded by `$bound`, and for a network
-/// of one board that board's size (the file's `SQUARE_WEIGHTS` then).
+/// of one board that board's size (the file's `SQUARE_WEIGHTS` then), and
+/// `pairs` if it reads every two cars' squares too.
 /// Checks when it compiles that the file's rows are the features' and the
 /// board's squares: `network` zips the rows with them, so a row too many
 /// would be ignored and one too few would leave an input out, without a
@@ -79,12 +85,20 @@ macro_rules! network {
         const _: () = assert!($weights::HIDDEN <= MAX_HIDDEN);
         network!(@ $weights, $bound, None)
     }};
-    ($weights:ident, $bound:expr, board $size:expr) => {{
+    ($weights:ident, $bound:expr, board $size:expr) => {
+        network!($weights, $bound, board $size, pairs false)
+    };
+    ($weights:ident, $bound:expr, board $size:expr, pairs) => {
+        network!($weights, $bound, board $size, pairs true)
+    };
+    ($weights:ident, $bound:expr, board $size:expr, pairs $pairs:expr) => {{
         const _: () = assert!($weights::HIDDEN_WEIGHTS.len() == FEATURES);
         const _: () = assert!($weights::HIDDEN <= MAX_HIDDEN);
-        const _: () = assert!($weights::SQUARE_WEIGHTS.len() == 2 * $size * $size);
+        const _: () =
+            assert!($weights::SQUARE_WEIGHTS.len() == learned::car_input_count($size, $pairs));
         let squares = SquareWeights {
             size: $size,
+            pairs: $pairs,
             rows: $weights::SQUARE_WEIGHTS.as_flattened(),
         };
         network!(@ $weights, $bound, Some(squares))
@@ -231,7 +245,7 @@ impl Network {
         }
         if let Some(squares) = &self.squares {
             debug_assert_eq!(squares.size, position.size());
-            let (list, count) = learned::car_squares(position);
+            let (list, count) = learned::car_inputs(position, squares.pairs);
             for &square in &list[..count] {
                 let row = &squares.rows[usize::from(square) * width..][..width];
                 for (unit, &w) in units.iter_mut().zip(row) {
@@ -257,12 +271,12 @@ mod tests {
     /// The network by the textbook formula, one unit at a time in `f64`.
     fn network_by_units(net: &Network, features: &[i32; FEATURES], position: &Position) -> f64 {
         let x = net.inputs(features, position.size());
-        let (squares, count) = learned::car_squares(position);
         let width = net.units();
         (0..width)
             .map(|j| {
                 let on_squares: f64 = net.squares.as_ref().map_or(0.0, |weights| {
-                    squares[..count]
+                    let (inputs, count) = learned::car_inputs(position, weights.pairs);
+                    inputs[..count]
                         .iter()
                         .map(|&q| f64::from(weights.rows[usize::from(q) * width + j]))
                         .sum()
@@ -343,14 +357,15 @@ mod tests {
     #[test]
     fn the_squares_of_a_position_and_its_mirror_image_are_the_same() {
         // Along a game on each board, a position and its mirror image give
-        // the same squares, distinct and on the board's rows, and the same
-        // evaluation, whichever network reads them.
+        // the same squares and pairs of squares, distinct and on the
+        // board's rows, and the same evaluation, whichever network reads
+        // them.
         for size in crate::board::MIN_SIZE..=crate::board::MAX_SIZE {
             let mut position = Position::start(size);
             for ply in 0..60 {
                 let mirror = mirrored(&position);
                 let sorted = |p: &Position| {
-                    let (list, count) = learned::car_squares(p);
+                    let (list, count) = learned::car_inputs(p, true);
                     let mut list = list[..count].to_vec();
                     list.sort_unstable();
                     list
@@ -358,7 +373,13 @@ mod tests {
                 let squares = sorted(&position);
                 assert_eq!(squares, sorted(&mirror), "{size} x {size}, ply {ply}");
                 assert!(squares.windows(2).all(|w| w[0] < w[1]));
-                assert!(squares.iter().all(|&q| usize::from(q) < 2 * size * size));
+                let cars = [Color::Black, Color::White]
+                    .map(|color| position.cars(color).count_ones() as usize)
+                    .iter()
+                    .sum::<usize>();
+                let count = learned::car_input_count(size, true);
+                assert_eq!(squares.len(), cars + cars * (cars - 1) / 2, "ply {ply}");
+                assert!(squares.iter().all(|&q| usize::from(q) < count));
                 for rules in Rules::ALL {
                     let value = evaluate(&position, rules);
                     assert_eq!(
@@ -462,6 +483,9 @@ mod tests {
             .for_each(|w| add(w.to_bits()));
         if let Some(squares) = &net.squares {
             add(squares.size as u32);
+            if squares.pairs {
+                add(1);
+            }
             squares.rows.iter().for_each(|w| add(w.to_bits()));
         }
         add(net.lead_bound as u32);
