@@ -23,10 +23,10 @@
 //! ([`FIVE_TEXTBOOK`], [`SIX_CLASSIC`]) whose hidden units read the
 //! squares of the cars too ([`learned::car_squares`], in the side to
 //! move's frame): the features cannot tell apart two blockades with the
-//! same counts, the squares can. Such a network may read every two cars'
-//! squares too, an input for each pair ([`learned::car_inputs`]): a
-//! blockade is where two cars stand together, which a sum over single
-//! squares sees only through its units. Such a network is fitted on one rule's
+//! same counts, the squares can. It may read every two cars' squares
+//! too, an input for each pair ([`learned::car_inputs`]): a blockade is
+//! where two cars stand together, which a sum over single squares sees
+//! only through its units. Such a network is fitted on one rule's
 //! values, and a blocked side wins under one rule and loses under the
 //! other: played under the other rule it loses badly, so each is used
 //! under its own rule alone (docs/strength.md).
@@ -370,16 +370,16 @@ mod tests {
                     list.sort_unstable();
                     list
                 };
-                let squares = sorted(&position);
-                assert_eq!(squares, sorted(&mirror), "{size} x {size}, ply {ply}");
-                assert!(squares.windows(2).all(|w| w[0] < w[1]));
+                let inputs = sorted(&position);
+                assert_eq!(inputs, sorted(&mirror), "{size} x {size}, ply {ply}");
+                assert!(inputs.windows(2).all(|w| w[0] < w[1]));
                 let cars = [Color::Black, Color::White]
                     .map(|color| position.cars(color).count_ones() as usize)
                     .iter()
                     .sum::<usize>();
                 let count = learned::car_input_count(size, true);
-                assert_eq!(squares.len(), cars + cars * (cars - 1) / 2, "ply {ply}");
-                assert!(squares.iter().all(|&q| usize::from(q) < count));
+                assert_eq!(inputs.len(), cars + cars * (cars - 1) / 2, "ply {ply}");
+                assert!(inputs.iter().all(|&q| usize::from(q) < count));
                 for rules in Rules::ALL {
                     let value = evaluate(&position, rules);
                     assert_eq!(
