@@ -67,9 +67,9 @@ pub struct SquareWeights {
     rows: &'static [f32],
 }
 
-/// The most hidden units a network has (the size of the evaluation's
-/// scratch row).
-const MAX_HIDDEN: usize = 128;
+/// Hidden units summed together in [`Network::network`]: as many as the
+/// registers of a core hold with room to spare.
+const BLOCK: usize = 32;
 
 /// A [`Network`] from the items of its weights file (`$weights`, as the
 /// tuner writes it), its race lead bounded by `$bound`, and for a network
@@ -82,7 +82,6 @@ const MAX_HIDDEN: usize = 128;
 macro_rules! network {
     ($weights:ident, $bound:expr) => {{
         const _: () = assert!($weights::HIDDEN_WEIGHTS.len() == FEATURES);
-        const _: () = assert!($weights::HIDDEN <= MAX_HIDDEN);
         network!(@ $weights, $bound, None)
     }};
     ($weights:ident, $bound:expr, board $size:expr) => {
@@ -93,7 +92,6 @@ macro_rules! network {
     };
     ($weights:ident, $bound:expr, board $size:expr, pairs $pairs:expr) => {{
         const _: () = assert!($weights::HIDDEN_WEIGHTS.len() == FEATURES);
-        const _: () = assert!($weights::HIDDEN <= MAX_HIDDEN);
         const _: () =
             assert!($weights::SQUARE_WEIGHTS.len() == learned::car_input_count($size, $pairs));
         let squares = SquareWeights {
@@ -179,6 +177,16 @@ const fn scale_class(i: usize) -> u8 {
     }
 }
 
+/// What a position gives the hidden units in [`Network::network`]: the
+/// offsets of its nonzero features' rows with their values, and its cars'
+/// rows.
+struct Rows<'a> {
+    width: usize,
+    scaled: &'a [(usize, f32)],
+    cars: &'a [u16],
+    car_rows: &'a [f32],
+}
+
 impl Network {
     /// The fit for a board of `size` under `rules`: a network of that
     /// board and rule alone where there is one (a blocked side wins under
@@ -230,35 +238,79 @@ impl Network {
 
     /// What the hidden units add to the linear score, in evaluation
     /// units, for `position` whose features are `features`.
+    ///
+    /// A block of [`BLOCK`] units at a time: the block's sums stay in
+    /// registers while every input adds its row's slice to them, where a
+    /// whole row at a time would load and store every unit's sum once an
+    /// input (that traffic, not the arithmetic, was most of the time).
     pub fn network(&self, features: &[i32; FEATURES], position: &Position) -> i32 {
         let width = self.units();
-        let mut scratch = [0.0f32; MAX_HIDDEN];
-        let units = &mut scratch[..width];
-        units.copy_from_slice(self.hidden_biases);
         let inputs = self.inputs(features, position.size());
-        for (row, &x) in self.hidden_weights.chunks_exact(width).zip(&inputs) {
+        let mut scaled = [(0usize, 0.0f32); FEATURES];
+        let mut nonzero = 0;
+        for (row, &x) in inputs.iter().enumerate() {
             if x != 0.0 {
-                for (unit, &w) in units.iter_mut().zip(row) {
-                    *unit += w * x;
-                }
+                scaled[nonzero] = (row * width, x);
+                nonzero += 1;
             }
         }
-        if let Some(squares) = &self.squares {
-            debug_assert_eq!(squares.size, position.size());
-            let (list, count) = learned::car_inputs(position, squares.pairs);
-            for &square in &list[..count] {
-                let row = &squares.rows[usize::from(square) * width..][..width];
-                for (unit, &w) in units.iter_mut().zip(row) {
-                    *unit += w;
-                }
+        let scaled = &scaled[..nonzero];
+        let (cars, count) = match &self.squares {
+            Some(squares) => {
+                debug_assert_eq!(squares.size, position.size());
+                learned::car_inputs(position, squares.pairs)
             }
+            None => ([0; learned::MAX_CAR_INPUTS], 0),
+        };
+        let car_rows = self
+            .squares
+            .as_ref()
+            .map_or(&[][..], |squares| squares.rows);
+        let rows = Rows {
+            width,
+            scaled,
+            cars: &cars[..count],
+            car_rows,
+        };
+        let mut out = [0.0f32; BLOCK];
+        let mut start = 0;
+        while start + BLOCK <= width {
+            let sums: [f32; BLOCK] = self.block_sums(&rows, start);
+            let weights = &self.output_weights[start..][..BLOCK];
+            for ((out, &sum), &w) in out.iter_mut().zip(&sums).zip(weights) {
+                *out += w * sum.max(0.0);
+            }
+            start += BLOCK;
         }
-        let mut out = 0.0f32;
-        for (unit, &w) in units.iter().zip(self.output_weights) {
-            out += w * unit.max(0.0);
+        for unit in start..width {
+            let [sum] = self.block_sums(&rows, unit);
+            out[0] += self.output_weights[unit] * sum.max(0.0);
         }
+        let out: f32 = out.iter().sum();
         // Well inside i32: the bound keeps a wild input from overflowing.
         out.clamp(-(MAX_EVAL as f32), MAX_EVAL as f32).round() as i32
+    }
+
+    /// The sums of the `N` hidden units from `start`: their biases, the
+    /// features' weighted rows and the cars' rows (in registers: `N` is
+    /// known when it compiles).
+    #[inline(always)]
+    fn block_sums<const N: usize>(&self, rows: &Rows, start: usize) -> [f32; N] {
+        let mut sums = [0.0f32; N];
+        sums.copy_from_slice(&self.hidden_biases[start..][..N]);
+        for &(row, x) in rows.scaled {
+            let weights = &self.hidden_weights[row + start..][..N];
+            for (sum, &w) in sums.iter_mut().zip(weights) {
+                *sum += w * x;
+            }
+        }
+        for &car in rows.cars {
+            let weights = &rows.car_rows[usize::from(car) * rows.width + start..][..N];
+            for (sum, &w) in sums.iter_mut().zip(weights) {
+                *sum += w;
+            }
+        }
+        sums
     }
 }
 
