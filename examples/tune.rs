@@ -80,6 +80,11 @@ struct Args {
     /// Nodes a move in the self-play games.
     #[arg(long, default_value_t = 5_000)]
     game_nodes: u64,
+    /// The evaluation the self-play games are played with (`race`, as
+    /// the strength benchmark's games; `net` reaches the blockades a
+    /// stronger player builds, which `race` games rarely do)
+    #[arg(long, default_value = "race", value_parser = parse_evaluation)]
+    game_evaluation: Evaluation,
     /// Random plies from the start before each self-play game (a game is
     /// the same whenever its opening is, so this bounds how many distinct
     /// games a board has: on 6 x 6 4 plies give about 36,000 positions
@@ -181,6 +186,14 @@ struct Data {
     records: Vec<Record>,
 }
 
+/// `--game-evaluation`: one of the `Evaluation` option's values.
+fn parse_evaluation(name: &str) -> Result<Evaluation, String> {
+    Evaluation::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Evaluation::ALL.iter().map(|e| e.name()).collect();
+        format!("unknown evaluation {name:?}: one of {}", names.join(", "))
+    })
+}
+
 fn result_of(value: Dtz) -> u8 {
     match value {
         Dtz::Loss(_) => 0,
@@ -257,6 +270,7 @@ fn collect(args: &Args) -> Result<Data, String> {
                 nodes: args.game_nodes,
                 seed: args.seed,
                 threads: args.threads,
+                evaluation: args.game_evaluation,
             };
             let source = data.sources.len();
             // Endgame tables (fewer cars than a side starts with) label the

@@ -125,8 +125,16 @@ impl Knots<'_> {
 
     /// The win and loss chances at score `s` (summing to at most 1).
     pub fn chances(&self, s: f64) -> (f64, f64) {
-        let win = self.win(s);
-        (win, self.loss(s).min(1.0 - win))
+        let (mut win, mut loss) = (self.win(s), self.loss(s));
+        // A loss table of its own is fitted apart from the win table, and
+        // their floors may cross near an even score: the side ahead is at
+        // least as likely to win as to lose, whatever the tables say.
+        if s < 0.0 {
+            win = win.min(loss);
+        } else if s > 0.0 {
+            loss = loss.min(win);
+        }
+        (win, loss.min(1.0 - win))
     }
 }
 
@@ -677,6 +685,37 @@ mod tests {
         let net = Wdl::from_score(300, &position, Curve::of(Net, 7, Textbook));
         let learned = Wdl::from_score(300, &position, Curve::of(Learned, 7, Textbook));
         assert_ne!(learned, net);
+    }
+
+    #[test]
+    fn the_side_ahead_is_never_likelier_to_lose_than_to_win() {
+        for size in crate::board::MIN_SIZE..=crate::board::MAX_SIZE {
+            let position = Position::start(size);
+            for rules in Rules::ALL {
+                for score in (-1500..=1500).step_by(7) {
+                    let wdl = Wdl::from_score(score, &position, Curve::net(size, rules));
+                    match score.signum() {
+                        1 => assert!(wdl.win >= wdl.loss, "{size} {rules:?} {score}: {wdl}"),
+                        -1 => assert!(wdl.win <= wdl.loss, "{size} {rules:?} {score}: {wdl}"),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn crossing_tables_never_favour_the_side_behind() {
+        let knots = Knots {
+            points: &[(-100, 0.006), (0, 0.006), (100, 0.3)],
+            loss: Some(&[(-100, 0.0), (0, 0.002), (50, 0.003), (100, 0.3)]),
+        };
+        // Behind by 20: the tables alone say 0.6% to win and 0.24% to lose.
+        assert!(knots.win(-20.0) > knots.loss(-20.0));
+        let (win, loss) = knots.chances(-20.0);
+        assert!(win <= loss, "{win} {loss}");
+        let (win, loss) = knots.chances(20.0);
+        assert!(win >= loss, "{win} {loss}");
     }
 
     #[test]

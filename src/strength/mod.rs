@@ -397,6 +397,7 @@ pub fn run(args: &StrengthArgs) -> Result<Report, StrengthError> {
                     nodes: args.game_nodes,
                     seed: args.seed,
                     threads: args.threads,
+                    evaluation: sample::SELF_PLAY_EVALUATION,
                 };
                 let games = bar(
                     args.games as u64,

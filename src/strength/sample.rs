@@ -170,10 +170,15 @@ pub struct SelfPlay {
     pub nodes: u64,
     pub seed: u64,
     pub threads: usize,
+    /// The evaluation the games are played with: the benchmark's
+    /// [`SELF_PLAY_EVALUATION`], or another where a fit wants the
+    /// positions a stronger player steers into.
+    pub evaluation: Evaluation,
 }
 
-/// The evaluation the self-play games are played with, whatever the
-/// default: the sample must not change with the evaluation under test.
+/// The evaluation the benchmark's self-play games are played with,
+/// whatever the default: the sample must not change with the evaluation
+/// under test.
 pub const SELF_PLAY_EVALUATION: Evaluation = Evaluation::Race;
 
 /// A game ends as a draw after this many plies at the latest.
@@ -184,7 +189,7 @@ const SELF_PLAY_HASH_MB: usize = 16;
 
 /// The distinct positions with a legal move of `plan.games` self-play
 /// games (this build's search at `plan.nodes` nodes a move, tables off,
-/// [`SELF_PLAY_EVALUATION`]), from random openings; in a fixed order.
+/// `plan.evaluation`), from random openings; in a fixed order.
 ///
 /// # Errors
 /// No opening of that many random plies keeps the game going.
@@ -242,7 +247,7 @@ fn play_game(plan: &SelfPlay, opening: Position, tables: &mut search::Tables) ->
             },
             settings: search::Settings {
                 rules: plan.rules,
-                evaluation: SELF_PLAY_EVALUATION,
+                evaluation: plan.evaluation,
                 multipv: 1,
                 move_overhead: std::time::Duration::ZERO,
                 tablebase: false,
