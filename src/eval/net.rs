@@ -344,17 +344,20 @@ mod tests {
             .sum()
     }
 
+    /// Positions of every board for the tests of the network's sum.
+    const SUM_POSITIONS: [&str; 7] = [
+        "B4/1B3/2BW1/B1W2/1W1W1 b",
+        "BW3/2B2/2W1B/B4/3W1 b",
+        "2W2/3BB/4W/B3B/3WW b",
+        "6/B2W2/1B4/2B1W1/B2W2/1W3B w",
+        "B2/B2/1WW b",
+        "7/1B1W3/BWB4/4B2/7/2B4/2B4 b",
+        "8/8/8/8/8/8/7B/1WWWWWWW b",
+    ];
+
     #[test]
     fn the_network_is_the_sum_of_its_units() {
-        for text in [
-            "B4/1B3/2BW1/B1W2/1W1W1 b",
-            "BW3/2B2/2W1B/B4/3W1 b",
-            "2W2/3BB/4W/B3B/3WW b",
-            "6/B2W2/1B4/2B1W1/B2W2/1W3B w",
-            "B2/B2/1WW b",
-            "7/1B1W3/BWB4/4B2/7/2B4/2B4 b",
-            "8/8/8/8/8/8/7B/1WWWWWWW b",
-        ] {
+        for text in SUM_POSITIONS {
             let position = parse_position(text).unwrap();
             let f = learned::features(&position);
             let of_board = Rules::ALL.map(|rules| Network::for_board(position.size(), rules));
@@ -362,6 +365,53 @@ mod tests {
                 let fast = f64::from(net.network(&f, &position));
                 let slow = network_by_units(net, &f, &position);
                 assert!((fast - slow).abs() <= 1.0, "{text}: {fast} against {slow}");
+            }
+        }
+    }
+
+    /// `net`'s first `width` hidden units alone, as a network of its own.
+    fn first_units(net: &Network, width: usize) -> Network {
+        let leak = |rows: &[f32]| -> &'static [f32] {
+            let all = net.units();
+            let kept: Vec<f32> = rows
+                .chunks_exact(all)
+                .flat_map(|r| &r[..width])
+                .copied()
+                .collect();
+            Vec::leak(kept)
+        };
+        Network {
+            linear: Weights { ..net.linear },
+            hidden_weights: leak(net.hidden_weights),
+            hidden_biases: &net.hidden_biases[..width],
+            output_weights: &net.output_weights[..width],
+            lead_bound: net.lead_bound,
+            squares: net.squares.as_ref().map(|squares| SquareWeights {
+                size: squares.size,
+                pairs: squares.pairs,
+                rows: leak(squares.rows),
+            }),
+        }
+    }
+
+    #[test]
+    fn widths_that_are_not_whole_blocks_sum_every_unit() {
+        // The fitted networks are whole blocks of units; a fit of any other
+        // width adds its last units one at a time.
+        for text in SUM_POSITIONS {
+            let position = parse_position(text).unwrap();
+            let f = learned::features(&position);
+            let of_board = Rules::ALL.map(|rules| Network::for_board(position.size(), rules));
+            for net in [&SMALL, &LARGE].into_iter().chain(of_board) {
+                for width in [1, 7, BLOCK - 1, BLOCK + 8, net.units() - 1] {
+                    let net = first_units(net, width.min(net.units()));
+                    let fast = f64::from(net.network(&f, &position));
+                    let slow = network_by_units(&net, &f, &position);
+                    assert!(
+                        (fast - slow).abs() <= 1.0,
+                        "{text} {width}: {fast} against {slow}"
+                    );
+                }
             }
         }
     }
