@@ -21,7 +21,7 @@
 //!   size, weighted by a fit to solved results ([`learned`]).
 //! - [`Evaluation::Net`]: the same model with a small neural network
 //!   over its features added, fitted together ([`net`]); on 5 x 5 under
-//!   `textbook` and 6 x 6 under `classic` a network of that board and
+//!   `textbook` and on 6 x 6 under each rule a network of that board and
 //!   rule alone, which reads the squares of the cars too.
 //! - [`Evaluation::Auto`] (the default): the strongest of them, today
 //!   `net` on every board. The name stays what GUIs and scripts set,
@@ -32,6 +32,7 @@ pub mod learned;
 pub mod net;
 mod net5_weights;
 mod net6_weights;
+mod net6t_weights;
 mod net_large_weights;
 mod net_weights;
 mod weights;

@@ -11,14 +11,14 @@
 //! - `net` (the default) on 4 x 4 to 8 x 8: a table of the win chance at
 //!   17 scores from -1000 to 1000, linear between them ([`Knots`]); the
 //!   loss chance at `s` is the win chance at `-s`, or, where that
-//!   predicted held-out positions better (4 x 4, 5 x 5 and 7 x 7), read
-//!   off a loss table of its own. On 4 x 4 to 6 x 6 the
+//!   predicted held-out positions better (4 x 4, 5 x 5, 6 x 6 `textbook`
+//!   and 7 x 7), read off a loss table of its own. On 4 x 4 to 6 x 6 the
 //!   tables are fitted to the true values of positions solved tables know,
 //!   one for each rule (under `classic` a blocked side wins, so the same
 //!   score means more wins and fewer draws there; and on 5 x 5 `textbook`
-//!   and 6 x 6 `classic` a network of that board alone gives the scores);
-//!   on 7 x 7 and 8 x 8, where no table reaches the middle game, to the
-//!   outcomes of the engine's games against itself at 1+0.01, so there
+//!   and on 6 x 6 a network of that board and rule alone gives the
+//!   scores); on 7 x 7 and 8 x 8, where no table reaches the middle game,
+//!   to the outcomes of the engine's games against itself at 1+0.01, so there
 //!   they say how such a game ends, not what perfect play would give
 //!   (and games at another speed end otherwise: at 30,000 nodes a move
 //!   7 x 7 games draw about 70% where 1+0.01 games draw 63%).
@@ -167,11 +167,11 @@ pub enum Width {
 // `net`'s knots (`examples/fitwdl.rs --knots-only` prints them): 4 x 4
 // and 5 x 5 from positions of games between random levels, each rule
 // alone (`--seed 3`, 1,200 games a board and rule), with a loss table
-// where it predicted held-out positions better, 6 x 6 `textbook` from
-// `textbook` ones, each labelled by the solved tables; 5 x 5 `textbook`
-// and 6 x 6 `classic` fitted again for their networks of one board
-// (`--tables t5-textbook --check DIR --games 0 --check-games 1200 --seed 3
-// --knots-only --fit-checks`, DIR their tables, 28 November);
+// where it predicted held-out positions better, each labelled by the
+// solved tables; 5 x 5 `textbook` and 6 x 6 under each rule fitted again
+// for their networks of one board (`--tables t5-textbook --check DIR
+// --games 0 --check-games 1200 --seed 3 --knots-only --fit-checks`, DIR
+// their tables, 28 and 29 November);
 // 7 x 7 from 1,200 games of the engine against itself at 1+0.01 on an
 // otherwise idle 2-core machine (`--seed 51` and `--seed 52`; a loss
 // table of its own predicted held-out games a little better) and 8 x 8
@@ -354,29 +354,49 @@ static NET_5_CLASSIC: Knots<'static> = Knots {
         (1000, 1.0000),
     ]),
 };
-static NET_6: Knots<'static> = Knots {
+static NET_6_TEXTBOOK: Knots<'static> = Knots {
     points: &[
         (-1000, 0.0000),
-        (-600, 0.0000),
-        (-400, 0.0019),
-        (-300, 0.0019),
-        (-200, 0.0033),
-        (-150, 0.0063),
-        (-100, 0.0063),
-        (-50, 0.0063),
-        (-1, 0.0063),
-        (0, 0.0086),
-        (1, 0.0086),
-        (50, 0.0157),
-        (100, 0.0439),
-        (150, 0.1225),
-        (200, 0.2299),
-        (300, 0.4146),
-        (400, 0.7687),
-        (600, 0.9570),
-        (1000, 0.9986),
+        (-600, 0.0029),
+        (-400, 0.0029),
+        (-300, 0.0029),
+        (-200, 0.0029),
+        (-150, 0.0029),
+        (-100, 0.0029),
+        (-50, 0.0029),
+        (-1, 0.0029),
+        (0, 0.0029),
+        (1, 0.0029),
+        (50, 0.0076),
+        (100, 0.0172),
+        (150, 0.0377),
+        (200, 0.1074),
+        (300, 0.2549),
+        (400, 0.5256),
+        (600, 0.7498),
+        (1000, 0.9614),
     ],
-    loss: None,
+    loss: Some(&[
+        (-1000, 0.0000),
+        (-600, 0.0001),
+        (-400, 0.0014),
+        (-300, 0.0014),
+        (-200, 0.0014),
+        (-150, 0.0014),
+        (-100, 0.0014),
+        (-50, 0.0014),
+        (-1, 0.0014),
+        (0, 0.0019),
+        (1, 0.0019),
+        (50, 0.0065),
+        (100, 0.0145),
+        (150, 0.0231),
+        (200, 0.0687),
+        (300, 0.1984),
+        (400, 0.4500),
+        (600, 0.7003),
+        (1000, 0.9574),
+    ]),
 };
 static NET_6_CLASSIC: Knots<'static> = Knots {
     points: &[
@@ -488,7 +508,7 @@ impl Curve {
             (4, Rules::Classic) => Curve::Knots(&NET_4_CLASSIC),
             (5, Rules::Textbook) => Curve::Knots(&NET_5_TEXTBOOK),
             (5, Rules::Classic) => Curve::Knots(&NET_5_CLASSIC),
-            (6, Rules::Textbook) => Curve::Knots(&NET_6),
+            (6, Rules::Textbook) => Curve::Knots(&NET_6_TEXTBOOK),
             (6, Rules::Classic) => Curve::Knots(&NET_6_CLASSIC),
             (7, _) => Curve::Knots(&NET_7),
             _ => Curve::Knots(&NET_8),
@@ -678,7 +698,7 @@ mod tests {
         let classic = Wdl::from_score(300, &five, Curve::of(Auto, 5, Classic));
         assert!(classic.win > textbook.win, "{classic:?} {textbook:?}");
         assert_ne!(Curve::net(4, Classic), Curve::net(4, Textbook));
-        // 6 x 6 `classic` has a network of its own, and so its own curve.
+        // Each rule has a 6 x 6 network of its own, and so its own curve.
         assert_ne!(Curve::net(6, Classic), Curve::net(6, Textbook));
         // The same score means other chances on the two evaluations' scales.
         let position = Position::start(7);

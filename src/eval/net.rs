@@ -20,7 +20,7 @@
 //! positions, its race lead bounded (a network knows only the leads it
 //! was fitted on); and where a board's solved tables give exact values
 //! for millions of positions, a network of that board and rule alone
-//! ([`FIVE_TEXTBOOK`], [`SIX_CLASSIC`]) whose hidden units read the
+//! ([`FIVE_TEXTBOOK`], [`SIX_CLASSIC`], [`SIX_TEXTBOOK`]) whose hidden units read the
 //! squares of the cars too ([`learned::car_squares`], in the side to
 //! move's frame): the features cannot tell apart two blockades with the
 //! same counts, the squares can. It may read every two cars' squares
@@ -36,7 +36,7 @@ use crate::board::{Position, Rules};
 use super::learned::{self, FEATURES, MAX_EVAL, Weights};
 use super::net_large_weights;
 use super::net_weights;
-use super::{net5_weights, net6_weights};
+use super::{net5_weights, net6_weights, net6t_weights};
 
 /// One fitted network evaluation: the linear part's weights (checked by
 /// the types of [`Weights`], as the learned evaluation's are), the hidden
@@ -129,6 +129,9 @@ pub static FIVE_TEXTBOOK: Network = network!(net5_weights, i32::MAX, board 5, pa
 /// with the squares of the cars as inputs too.
 pub static SIX_CLASSIC: Network = network!(net6_weights, i32::MAX, board 6);
 
+/// The network of 6 x 6 under `textbook` alone, likewise.
+pub static SIX_TEXTBOOK: Network = network!(net6t_weights, i32::MAX, board 6);
+
 /// The network for 7 x 7 and 8 x 8, fitted with endgame positions of
 /// those boards too, its lead bounded by [`LEAD_BOUND`].
 pub static LARGE: Network = network!(net_large_weights, LEAD_BOUND);
@@ -198,6 +201,7 @@ impl Network {
         match (size, rules) {
             (5, Rules::Textbook) => &FIVE_TEXTBOOK,
             (6, Rules::Classic) => &SIX_CLASSIC,
+            (6, Rules::Textbook) => &SIX_TEXTBOOK,
             (size, _) if size >= LARGE_MIN_SIZE => &LARGE,
             _ => &SMALL,
         }
@@ -412,6 +416,7 @@ mod tests {
                 let expected = match (size, rules) {
                     (5, Rules::Textbook) => &FIVE_TEXTBOOK,
                     (6, Rules::Classic) => &SIX_CLASSIC,
+                    (6, Rules::Textbook) => &SIX_TEXTBOOK,
                     (size, _) if size >= LARGE_MIN_SIZE => &LARGE,
                     _ => &SMALL,
                 };
@@ -592,6 +597,7 @@ mod tests {
             ("SMALL", &SMALL, 0x5ef5_3cfd_4fe0_8d3f_u64),
             ("FIVE_TEXTBOOK", &FIVE_TEXTBOOK, 0x9335_cd7f_cff4_a80e),
             ("SIX_CLASSIC", &SIX_CLASSIC, 0x0528_3739_b849_dc3e),
+            ("SIX_TEXTBOOK", &SIX_TEXTBOOK, 0x8744_1854_3b0d_f84c),
             ("LARGE", &LARGE, 0x195b_8694_0b77_268c),
         ] {
             let found = checksum(net);
@@ -614,6 +620,9 @@ mod tests {
             ("4B1/4WB/1WB2W/6/3B2/6 b", "c4d4", Rules::Classic),
             ("6/6/6/1B1B2/W2W2/4B1 w", "a2a3", Rules::Classic),
             ("6/W4B/1BW3/1B2WW/6/5B w", "e3e4", Rules::Classic),
+            ("4B1/4BB/2W3/1B2WW/1B2W1/6 b", "f5f4", Rules::Textbook),
+            ("1W1B1W/4B1/3WW1/2B3/6/6 w", "d4d5", Rules::Textbook),
+            ("4W1/6/B1BW2/2W3/2B3/1W4 w", "b1b2", Rules::Textbook),
         ] {
             let position = parse_position(text).unwrap();
             let won = evaluate(&position, rules);
