@@ -44,7 +44,7 @@ impl ReachCounts {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Census {
     /// Positions with a car of each side on the board, by the side to
-    /// move ([`Color::index`]).
+    /// move ([`crate::board::Color::index`]).
     pub sides: [ReachCounts; 2],
     /// Finished games (one side has taken every car off), by the side to
     /// move, which has lost.

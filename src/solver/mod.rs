@@ -10,7 +10,7 @@
 //! ([`schedule`]); inside a pair of layers it runs the retrograde analysis
 //! over their sideways moves ([`retro`]), given the win/draw/loss of the
 //! layers the forward moves reach. Each finished layer goes to its own
-//! compressed, checksummed files ([`format`]: blocks of runs, [`codec`],
+//! compressed, checksummed files ([`format`](mod@format): blocks of runs, [`codec`],
 //! or for win/draw/loss tiles coded by their neighbours, [`tiles`]), read
 //! through [`store`], or, for the built-in 3 x 3 and 4 x 4 tables, stays
 //! in memory ([`solve_in_memory`]).
