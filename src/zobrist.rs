@@ -1,6 +1,7 @@
 //! Zobrist keys: one random 64-bit number per (side, square), one for
 //! White to move and one per board size, so positions on different boards
-//! never share a key by construction.
+//! never share a key by construction; and FNV-1a ([`fnv1a`]) for keys of
+//! sequences.
 //!
 //! The numbers come from a fixed SplitMix64 stream computed at compile
 //! time, so keys (and with them `bench` node counts) are the same on every
@@ -66,6 +67,19 @@ pub fn side_key() -> u64 {
 /// Key of the board size.
 pub fn size_key(size: usize) -> u64 {
     KEYS.size[size]
+}
+
+/// Where an FNV-1a hash starts ([`fnv1a`]).
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a: `hash` with `bytes` folded in. A key of a sequence (a game's
+/// moves after its start, a network's numbers) that is the same on every
+/// build and machine, as the position keys are.
+pub fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    bytes.iter().fold(hash, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(PRIME)
+    })
 }
 
 #[cfg(test)]

@@ -324,6 +324,7 @@ mod tests {
     use super::*;
     use crate::board::{Color, file_of, rank_of, square};
     use crate::notation::{parse_move, parse_position};
+    use crate::zobrist;
 
     /// The network by the textbook formula, one unit at a time in `f64`.
     fn network_by_units(net: &Network, features: &[i32; FEATURES], position: &Position) -> f64 {
@@ -563,12 +564,8 @@ mod tests {
 
     /// FNV-1a over every number of a network, in the order of its fields.
     fn checksum(net: &Network) -> u64 {
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
-        let mut add = |bits: u32| {
-            for byte in bits.to_le_bytes() {
-                hash = (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
-            }
-        };
+        let mut hash = zobrist::FNV_OFFSET;
+        let mut add = |bits: u32| hash = zobrist::fnv1a(hash, &bits.to_le_bytes());
         add(net.linear.bias as u32);
         net.linear.features.iter().for_each(|&w| add(w as u32));
         let patterns = net.linear.ours.iter().chain(net.linear.theirs);

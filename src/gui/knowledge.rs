@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use crate::board::{Color, Move, Position, Rules};
 use crate::client::{Info, Solved};
+use crate::zobrist;
 
 /// Answers kept at most: beyond this many, the oldest knowledge is
 /// dropped whole (a long session cannot grow without bound).
@@ -89,13 +90,8 @@ pub struct Knowledge {
 /// the game after its first `i` moves (an FNV-1a hash of the start and the
 /// moves).
 pub fn prefix_keys(start: &Position, moves: &[Move]) -> Vec<u64> {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mix = |hash: u64, value: u64| {
-        value.to_le_bytes().iter().fold(hash, |hash, &byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(PRIME)
-        })
-    };
-    let mut hash = mix(0xcbf2_9ce4_8422_2325, start.key());
+    let mix = |hash: u64, value: u64| zobrist::fnv1a(hash, &value.to_le_bytes());
+    let mut hash = mix(zobrist::FNV_OFFSET, start.key());
     let mut keys = Vec::with_capacity(moves.len() + 1);
     keys.push(hash);
     for mv in moves {
