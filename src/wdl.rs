@@ -46,7 +46,7 @@
 //! let start = Position::start(6);
 //! let even = Wdl::from_score(0, &start, Curve::net(6, Rules::Textbook));
 //! assert_eq!(even.win + even.draw + even.loss, 1000);
-//! assert_eq!(even.win, even.loss);
+//! assert!(even.draw >= 990, "an even 6 x 6 score is nearly always a draw: {even:?}");
 //! assert_eq!(Wdl::from_score(dodgem::search::MATE - 9, &start, Curve::net(5, Rules::Classic)), Wdl::WIN);
 //! ```
 
