@@ -14,13 +14,14 @@
 //! cannot express. It is computed in `f32`, the units in the inner loop
 //! so that the compiler can add several at once.
 //!
-//! Four fits, chosen by the board and the rule ([`Network::for_board`]):
-//! [`SMALL`], fitted on 4 x 4 to 6 x 6, and [`LARGE`] for 7 x 7 and
-//! 8 x 8, fitted on the same positions and on 7 x 7 and 8 x 8 endgame
-//! positions, its race lead bounded (a network knows only the leads it
-//! was fitted on); and where a board's solved tables give exact values
-//! for millions of positions, a network of that board and rule alone
-//! ([`FIVE_TEXTBOOK`], [`SIX_CLASSIC`], [`SIX_TEXTBOOK`]) whose hidden units read the
+//! Five fits, chosen by the board and the rule ([`Network::for_board`]):
+//! [`SMALL`], fitted on 4 x 4 to 6 x 6 (it plays 4 x 4 and 5 x 5
+//! `classic`), and [`LARGE`] for 7 x 7 and 8 x 8, fitted on the same
+//! positions and on 7 x 7 and 8 x 8 endgame positions, its race lead
+//! bounded (a network knows only the leads it was fitted on); and where
+//! a board's solved tables give exact values for millions of positions,
+//! a network of that board and rule alone ([`FIVE_TEXTBOOK`],
+//! [`SIX_CLASSIC`], [`SIX_TEXTBOOK`]) whose hidden units read the
 //! squares of the cars too ([`learned::car_squares`], in the side to
 //! move's frame): the features cannot tell apart two blockades with the
 //! same counts, the squares can. It may read every two cars' squares
@@ -118,7 +119,8 @@ macro_rules! network {
     };
 }
 
-/// The network fitted on 4 x 4 to 6 x 6 positions.
+/// The network fitted on 4 x 4 to 6 x 6 positions; it plays 4 x 4 and
+/// 5 x 5 `classic`.
 pub static SMALL: Network = network!(net_weights, i32::MAX);
 
 /// The network of 5 x 5 under `textbook` alone, fitted on its positions
