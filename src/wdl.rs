@@ -11,8 +11,8 @@
 //! - `net` (the default) on 4 x 4 to 8 x 8: a table of the win chance at
 //!   17 scores from -1000 to 1000, linear between them ([`Knots`]); the
 //!   loss chance at `s` is the win chance at `-s`, or, where that
-//!   predicted held-out positions better (4 x 4, 5 x 5, 6 x 6 `textbook`
-//!   and 7 x 7), read off a loss table of its own. On 4 x 4 to 6 x 6 the
+//!   predicted held-out positions better (4 x 4, 5 x 5 `classic`, 6 x 6
+//!   `textbook` and 7 x 7), read off a loss table of its own. On 4 x 4 to 6 x 6 the
 //!   tables are fitted to the true values of positions solved tables know,
 //!   one for each rule (under `classic` a blocked side wins, so the same
 //!   score means more wins and fewer draws there; and on 5 x 5 `textbook`
@@ -269,46 +269,26 @@ static NET_4_CLASSIC: Knots<'static> = Knots {
 static NET_5_TEXTBOOK: Knots<'static> = Knots {
     points: &[
         (-1000, 0.0000),
-        (-600, 0.0002),
-        (-400, 0.0048),
-        (-300, 0.0048),
-        (-200, 0.0048),
-        (-150, 0.0048),
-        (-100, 0.0048),
-        (-50, 0.0048),
-        (-1, 0.0048),
-        (0, 0.0057),
-        (1, 0.0057),
-        (50, 0.0133),
-        (100, 0.0205),
-        (150, 0.0253),
-        (200, 0.0647),
-        (300, 0.1008),
-        (400, 0.2218),
-        (600, 0.6474),
-        (1000, 0.9805),
+        (-600, 0.0000),
+        (-400, 0.0000),
+        (-300, 0.0000),
+        (-200, 0.0000),
+        (-150, 0.0000),
+        (-100, 0.0000),
+        (-50, 0.0001),
+        (-1, 0.0001),
+        (0, 0.0045),
+        (1, 0.0045),
+        (50, 0.0045),
+        (100, 0.0108),
+        (150, 0.0265),
+        (200, 0.0692),
+        (300, 0.1714),
+        (400, 0.4056),
+        (600, 0.7740),
+        (1000, 0.9839),
     ],
-    loss: Some(&[
-        (-1000, 0.0016),
-        (-600, 0.0022),
-        (-400, 0.0022),
-        (-300, 0.0022),
-        (-200, 0.0022),
-        (-150, 0.0022),
-        (-100, 0.0022),
-        (-50, 0.0022),
-        (-1, 0.0022),
-        (0, 0.0052),
-        (1, 0.0052),
-        (50, 0.0052),
-        (100, 0.0113),
-        (150, 0.0189),
-        (200, 0.0261),
-        (300, 0.0935),
-        (400, 0.1851),
-        (600, 0.6025),
-        (1000, 0.9773),
-    ]),
+    loss: None,
 };
 static NET_5_CLASSIC: Knots<'static> = Knots {
     points: &[
