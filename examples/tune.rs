@@ -998,8 +998,14 @@ fn main() -> Result<(), String> {
              /// `learned::feature_name`.\n\
              pub const WEIGHTS: [i32; {F}] = ["
         );
+        // Padded as rustfmt aligns trailing comments, so that `cargo fmt`
+        // leaves the file as written.
+        let width = weights_out.iter().map(|w| w.to_string().len() + 1).max();
+        let width = width.unwrap_or(0);
         for (i, w) in weights_out.iter().enumerate() {
-            let _ = writeln!(text, "    {w}, // {}", learned::feature_name(i));
+            let value = format!("{w},");
+            let name = learned::feature_name(i);
+            let _ = writeln!(text, "    {value:<width$} // {name}");
         }
         text.push_str("];\n");
         for (name, doc, values) in [
