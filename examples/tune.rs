@@ -1000,8 +1000,11 @@ fn main() -> Result<(), String> {
         );
         // Padded as rustfmt aligns trailing comments, so that `cargo fmt`
         // leaves the file as written.
-        let width = weights_out.iter().map(|w| w.to_string().len() + 1).max();
-        let width = width.unwrap_or(0);
+        let width = weights_out
+            .iter()
+            .map(|w| w.to_string().len() + 1)
+            .max()
+            .unwrap_or(0);
         for (i, w) in weights_out.iter().enumerate() {
             let value = format!("{w},");
             let name = learned::feature_name(i);

@@ -12,14 +12,15 @@
 //!   17 scores from -1000 to 1000, linear between them ([`Knots`]); the
 //!   loss chance at `s` is the win chance at `-s`, or, where that
 //!   predicted held-out positions better (4 x 4, 5 x 5 `classic`, 6 x 6
-//!   `textbook` and 7 x 7), read off a loss table of its own. On 4 x 4 to 6 x 6 the
-//!   tables are fitted to the true values of positions solved tables know,
-//!   one for each rule (under `classic` a blocked side wins, so the same
-//!   score means more wins and fewer draws there; and on 5 x 5 `textbook`
-//!   and on 6 x 6 a network of that board and rule alone gives the
-//!   scores); on 7 x 7 and 8 x 8, where no table reaches the middle game,
-//!   to the outcomes of the engine's games against itself at 1+0.01, so there
-//!   they say how such a game ends, not what perfect play would give
+//!   `textbook` and 7 x 7), read off a loss table of its own. On 4 x 4 to
+//!   6 x 6 the tables are fitted to the true values of positions solved
+//!   tables know, one for each rule (under `classic` a blocked side wins,
+//!   so the same score means more wins and fewer draws there; and on 5 x 5
+//!   `textbook` and on 6 x 6 a network of that board and rule alone gives
+//!   the scores); on 7 x 7 and 8 x 8, where no table reaches the middle
+//!   game, to the outcomes of the engine's games against itself at
+//!   1+0.01, so there they say how such a game ends, not what perfect
+//!   play would give
 //!   (and games at another speed end otherwise: at 30,000 nodes a move
 //!   7 x 7 games draw about 70% where 1+0.01 games draw 63%).
 //! - `learned`, and 3 x 3: a logistic curve for each outcome ([`Logistic`]),
