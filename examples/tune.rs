@@ -1000,13 +1000,9 @@ fn main() -> Result<(), String> {
         );
         // Padded as rustfmt aligns trailing comments, so that `cargo fmt`
         // leaves the file as written.
-        let width = weights_out
-            .iter()
-            .map(|w| w.to_string().len() + 1)
-            .max()
-            .unwrap_or(0);
-        for (i, w) in weights_out.iter().enumerate() {
-            let value = format!("{w},");
+        let values: Vec<String> = weights_out.iter().map(|w| format!("{w},")).collect();
+        let width = values.iter().map(String::len).max().unwrap_or(0);
+        for (i, value) in values.iter().enumerate() {
             let name = learned::feature_name(i);
             let _ = writeln!(text, "    {value:<width$} // {name}");
         }
