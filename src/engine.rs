@@ -1131,7 +1131,7 @@ impl<W: Write> Engine<W> {
             }
         };
         // The game is over: the end is here.
-        self.say(&response::solve_line(Some(value), Some(value)))
+        self.say(&response::solve_line(Some(value), Some(value), true))
     }
 
     fn eval(&mut self) -> io::Result<()> {

@@ -152,6 +152,13 @@ impl Layered {
         self.tables.has_dte()
     }
 
+    /// Whether the tables know every position's distance to progress
+    /// (all but those made by the one pass, which know the distance to
+    /// the end instead; [`Layered::probe`] then gives that).
+    pub fn has_dtz(&self) -> bool {
+        self.tables.has_dtz()
+    }
+
     /// The value of `position` for the side to move with the plies to the
     /// end of the game under best play (the winner hurrying, the loser
     /// delaying); `None` when the tables do not cover it, do not have the

@@ -7,7 +7,7 @@ use std::collections::{HashSet, VecDeque};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{files_of, run, scratch, shared, table_dir};
+use crate::common::{assert_same_wdl, files_of, files_with, run, scratch, shared, table_dir};
 use dodgem::board::{Color, Position, Rules};
 use dodgem::solver::{
     self, Dtz, Kind, LayerError, LayeredError, Metric, Plan, Tables, Values, layer_path,
@@ -261,79 +261,56 @@ fn one_thread_and_pairs_side_by_side_write_the_same_files() {
 }
 
 #[test]
-fn a_solve_derives_the_distances_to_the_end_as_it_goes_to_the_same_files() {
+fn the_one_pass_gives_the_values_and_distances_of_the_two_passes() {
     let _cpu = shared();
-    // Solve, then the distance pass: the reference.
-    let apart = scratch("ends-apart");
-    solve(&apart, 4, Rules::Classic);
-    let separate = solver::add_dte(&apart, 2, None, &mut |_| {}).unwrap();
-    // Each pair's distances as soon as it is solved.
-    let fused = scratch("ends-fused");
-    let together = Plan {
-        with_dte: true,
-        ..plan(&fused, 4, Rules::Classic, None)
-    };
-    let mut derived = 0;
-    let outcome = solve_layers(&together, &mut |pair| {
-        derived += usize::from(pair.dte_seconds.is_some());
-    })
-    .unwrap();
-    assert_eq!(derived, 78, "every pair's distances derived by the solve");
-    assert_eq!(outcome.longest_ends.len(), 144);
-    let after = solver::add_dte_knowing(
-        &fused,
-        2,
-        None,
-        &outcome.longest_ends,
-        solver::Ranks::Here,
-        &mut |_| {},
-    )
-    .unwrap();
-    assert_eq!(after.outcome.layers_written, 0, "nothing left for the pass");
-    assert_eq!(
-        (after.longest_win, after.longest_loss),
-        (separate.longest_win, separate.longest_loss)
-    );
-    assert!(
-        files_of(&apart) == files_of(&fused),
-        "the same names and bytes"
-    );
-    // Stopped, resumed, and a pair whose layers ahead lack their
-    // distances (an earlier run without them): the pass does the rest.
-    let parts = scratch("ends-parts");
-    let without = plan(&parts, 4, Rules::Classic, Some(20));
-    assert!(solve_layers(&without, &mut |_| {}).unwrap().stopped);
-    let resumed = Plan {
-        dir: parts.clone(),
-        ..together.clone()
-    };
-    let stopped = solve_layers(
-        &Plan {
-            stop_after_layers: Some(60),
-            ..resumed.clone()
-        },
-        &mut |_| {},
-    )
-    .unwrap();
-    assert!(stopped.stopped);
-    let rest = solve_layers(&resumed, &mut |_| {}).unwrap();
-    assert!(!rest.stopped);
-    let mut known = stopped.longest_ends;
-    known.extend(rest.longest_ends);
-    assert!(known.len() < 144, "the first layers were solved without");
-    let finished =
-        solver::add_dte_knowing(&parts, 2, None, &known, solver::Ranks::Here, &mut |_| {}).unwrap();
-    assert!(finished.outcome.layers_written > 0);
-    assert_eq!(
-        (finished.longest_win, finished.longest_loss),
-        (separate.longest_win, separate.longest_loss)
-    );
-    assert!(
-        files_of(&apart) == files_of(&parts),
-        "the same names and bytes"
-    );
-    for dir in [apart, fused, parts] {
-        std::fs::remove_dir_all(dir).unwrap();
+    for rules in Rules::ALL {
+        // The value pass, then the distance pass: the reference.
+        let apart = scratch("ends-apart");
+        solve(&apart, 4, rules);
+        let separate = solver::add_dte(&apart, 2, None, &mut |_| {}).unwrap();
+        // The one pass: win/draw/loss and the distances to the end together.
+        let fused = scratch("ends-fused");
+        let together = Plan {
+            with_dte: true,
+            ..plan(&fused, 4, rules, None)
+        };
+        let mut pairs = 0;
+        let outcome = solve_layers(&together, &mut |pair| {
+            pairs += 1;
+            assert!(pair.dte_seconds.is_none(), "no distance pass");
+        })
+        .unwrap();
+        assert_eq!(pairs, 78);
+        assert_eq!(outcome.longest_ends.len(), 144);
+        let after = solver::add_dte_knowing(
+            &fused,
+            2,
+            None,
+            &outcome.longest_ends,
+            solver::Ranks::Here,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(after.outcome.layers_written, 0, "nothing left for the pass");
+        assert_eq!(
+            (after.longest_win, after.longest_loss),
+            (separate.longest_win, separate.longest_loss)
+        );
+        assert_eq!(
+            files_with(&fused, "dtz").len(),
+            0,
+            "no distances to progress"
+        );
+        assert_eq!(files_with(&fused, "dte").len(), 144);
+        assert!(
+            files_with(&apart, "dte") == files_with(&fused, "dte"),
+            "the same distance files, byte for byte"
+        );
+        assert_same_wdl(&apart, &fused);
+        let tables = solver::Tables::open(&fused).unwrap();
+        assert!(tables.has_dte() && !tables.has_dtz());
+        std::fs::remove_dir_all(&apart).unwrap();
+        std::fs::remove_dir_all(&fused).unwrap();
     }
 }
 

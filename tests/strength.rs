@@ -316,14 +316,40 @@ fn lost_positions_are_played_out_against_perfect_play() {
     };
     refused(&["--positions", "0"], "nothing to measure");
 
-    // Without the distances to the end, --lost is refused.
-    for entry in std::fs::read_dir(dir.join("tables")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "dte") {
-            std::fs::remove_file(path).unwrap();
-        }
-    }
-    refused(&["--lost", "1"], "dodgem solve --dte");
+    // Without the distances to the end (the value pass alone, `solve
+    // --no-distances`), --lost is refused.
+    let bare = dir.join("bare");
+    let plan = Plan {
+        kind: Kind {
+            size: 4,
+            rules: Rules::Textbook,
+            max_cars: 3,
+        },
+        dir: bare.clone(),
+        threads: 2,
+        stop_after_layers: None,
+        two_bytes: false,
+        with_dte: false,
+    };
+    assert!(!solve_layers(&plan, &mut |_| {}).unwrap().stopped);
+    let output = run(
+        &[
+            "strength",
+            "--tables",
+            &bare.to_string_lossy(),
+            "--nodes",
+            "1",
+            "--lost",
+            "1",
+        ],
+        TIMEOUT,
+    );
+    assert!(!output.status.success());
+    assert!(
+        output.stderr.contains("dodgem solve --dte"),
+        "{}",
+        output.stderr
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -142,10 +142,13 @@ pub fn perft_total(nodes: u64) -> String {
 
 /// The answer to `solve`: the position's value for the side to move,
 /// with the plies to the end of the game under best play (`end`, where
-/// known) and the plies to the next progress move that keeps it; `None`
-/// is a position no table covers.
-pub fn solve_line(value: Option<Dtz>, end: Option<Dtz>) -> String {
+/// known) and the plies to the next progress move that keeps it (the
+/// distance of `value`, where `dtz`: tables made by the one pass know the
+/// end alone); `None` is a position no table covers.
+pub fn solve_line(value: Option<Dtz>, end: Option<Dtz>, dtz: bool) -> String {
     match (value, end) {
+        (Some(Dtz::Win(_)), Some(Dtz::Win(plies))) if !dtz => format!("solve win {plies}"),
+        (Some(Dtz::Loss(_)), Some(Dtz::Loss(plies))) if !dtz => format!("solve loss {plies}"),
         (Some(Dtz::Win(dtz)), Some(Dtz::Win(plies))) => format!("solve win {plies} dtz {dtz}"),
         (Some(Dtz::Loss(dtz)), Some(Dtz::Loss(plies))) => format!("solve loss {plies} dtz {dtz}"),
         (Some(Dtz::Win(dtz)), _) => format!("solve win dtz {dtz}"),

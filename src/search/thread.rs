@@ -578,13 +578,13 @@ fn solve(shared: &Shared, position: &Position, rules: Rules) -> LoaderDone {
             .or_else(|| tablebase::builtin(position.size(), rules))?;
         let value = table.probe(position);
         let end = table.probe_end(position);
-        Some(((value, end), table.take_errors()))
+        Some(((value, end, table.has_dtz()), table.take_errors()))
     }));
-    let ((value, end), errors) = match answer {
+    let ((value, end, dtz), errors) = match answer {
         Ok(Some((value, errors))) => (value, errors),
-        Ok(None) => ((None, None), Vec::new()),
+        Ok(None) => ((None, None, true), Vec::new()),
         Err(payload) => (
-            (None, None),
+            (None, None, true),
             vec![format!(
                 "the table lookup failed ({})",
                 panic_message(payload.as_ref())
@@ -592,7 +592,7 @@ fn solve(shared: &Shared, position: &Position, rules: Rules) -> LoaderDone {
         ),
     };
     LoaderDone::Solved {
-        line: response::solve_line(value, end),
+        line: response::solve_line(value, end, dtz),
         errors,
     }
 }

@@ -45,7 +45,9 @@ pub struct SolveArgs {
     pub rules: Rules,
     /// A directory for the layer files (created if missing; a run killed
     /// part-way continues where it stopped when started again): what the
-    /// TablebasePath option loads.
+    /// TablebasePath option loads. One retrograde pass a layer pair gives
+    /// the win/draw/loss (`.wdl`) and the distance to the end (`.dte`)
+    /// together.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Solve only the positions with at most this many cars a side on the
@@ -57,16 +59,17 @@ pub struct SolveArgs {
     #[arg(long, conflicts_with_all = ["verify", "playout", "reach", "convert", "plan"])]
     pub stop_after_layers: Option<u64>,
     /// Add the distance to the end of the game of every position to a
-    /// directory of solved tables (a `.dte` file beside each layer's
-    /// `.dtz` file; a run killed part-way continues where it stopped when
-    /// started again). `--out` does this as its last step.
+    /// directory solved with --no-distances (a `.dte` file beside each
+    /// layer's `.dtz` file; a run killed part-way continues where it
+    /// stopped when started again). `--out` gives them in its one pass.
     #[arg(long, conflicts_with_all = ["size", "out", "verify", "playout", "reach"])]
     pub dte: Option<PathBuf>,
-    /// With --out: solve the win/draw/loss values and the distances to
-    /// progress only, not the distances to the end (the solve takes about
-    /// half the time and two fifths of the disk; the engine and `dodgem
-    /// strength` play from such tables, `strength --lost` needs the
-    /// distances). `dodgem solve --dte DIR` adds them later.
+    /// With --out: solve by the older value pass, which gives the
+    /// win/draw/loss values and the distances to progress (`.dtz`) instead
+    /// of the distances to the end (about as fast, under half the disk;
+    /// the engine and `dodgem strength` play from such tables without
+    /// cycling, `strength --lost` needs the distances). `dodgem solve
+    /// --dte DIR` adds them later.
     #[arg(long, conflicts_with_all = ["dte", "verify", "playout", "reach", "convert", "plan"])]
     pub no_distances: bool,
     /// Convert a directory of tables in the old format (each layer one
@@ -527,23 +530,33 @@ fn layered_solve(
 
 /// Counts, the start and its moves, peak memory and disk.
 fn print_summary(plan: &Plan, tally: Tally, disk: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let tables = Tables::open(&plan.dir)?;
+    let metric = if tables.has_dtz() {
+        Metric::Dtz
+    } else {
+        Metric::Dte
+    };
     println!(
-        "positions per side to move: {} ({} wins, {} draws, {} losses for the side to move); longest distance to a progress move {} plies",
+        "positions per side to move: {} ({} wins, {} draws, {} losses for the side to move); longest {} {} plies",
         grouped(tally.positions()),
         grouped(tally.wins),
         grouped(tally.draws),
         grouped(tally.losses),
+        match metric {
+            Metric::Dtz => "distance to a progress move",
+            Metric::Dte => "win or loss to the end",
+        },
         tally.longest
     );
-    let tables = Tables::open(&plan.dir)?;
     let start = Position::start(plan.kind.size);
     if let Some(value) = tables.probe(&start)? {
-        println!("start (Black to move): {}", describe(value));
+        println!("start (Black to move): {}", describe_in(value, metric));
         let mut moves = Vec::new();
         for &mv in start.legal_moves().as_slice() {
             let after = start.play(mv);
+            let progress = metric == Metric::Dtz && mv.is_irreversible(Color::Black);
             let text = match tables.probe(&after)? {
-                Some(reply) => describe(reply.through(mv.is_irreversible(Color::Black))),
+                Some(reply) => describe_in(reply.through(progress), metric),
                 None => "game over".to_string(),
             };
             moves.push(format!("{} {text}", notation::format_move(Some(mv))));
@@ -560,9 +573,19 @@ fn print_summary(plan: &Plan, tally: Tally, disk: u64) -> Result<(), Box<dyn std
 
 /// `win (3 plies to progress)`, `draw`.
 pub fn describe(value: Dtz) -> String {
+    describe_in(value, Metric::Dtz)
+}
+
+/// `win (3 plies to progress)`, `win (17 plies to the end)`, `draw`:
+/// a value whose distance counts `metric`.
+pub fn describe_in(value: Dtz, metric: Metric) -> String {
+    let to = match metric {
+        Metric::Dtz => "progress",
+        Metric::Dte => "the end",
+    };
     match value {
-        Dtz::Win(d) => format!("win ({d} plies to progress)"),
-        Dtz::Loss(d) => format!("loss ({d} plies to progress)"),
+        Dtz::Win(d) => format!("win ({d} plies to {to})"),
+        Dtz::Loss(d) => format!("loss ({d} plies to {to})"),
         Dtz::Draw => "draw".to_string(),
     }
 }
@@ -693,7 +716,13 @@ fn reach(
     for a in shape.min_progress()..=shape.max_progress() {
         for b in shape.min_progress()..=shape.max_progress() {
             let layer = shape.layer(a, b);
-            match read_header(dir, kind, &layer)? {
+            // The counts of the value pass's `.dtz` file, or of the one
+            // pass's `.dte` file.
+            let header = match read_header(dir, kind, &layer)? {
+                Some(header) => Some(header),
+                None => super::format::read_values_header(dir, kind, Metric::Dte, &layer)?,
+            };
+            match header {
                 Some(header) => index.merge(header.tally),
                 None => {
                     return Err(format!(

@@ -22,7 +22,7 @@
 //! | 23 | runs: zero; tiles: log2 of the columns a tile has at most |
 //! | 24..32 | slots (positions and non-positions of the layer's index) |
 //! | 32..40, 40..48, 48..56 | wins, draws, losses (Black to move) |
-//! | 56..60 | longest distance (of the file's metric; the `.wdl` file repeats the `.dtz` file's) |
+//! | 56..60 | longest distance (of the file's metric; the `.wdl` file repeats that of the layer's `.dtz` file, or of its `.dte` file in tables of the one pass) |
 //! | 60..64 | values: 3 in a `.wdl` file, the longest distance + 1 in the others |
 //! | 64..72 | bytes of block data |
 //! | 72..76 | CRC-32 of bytes 8..72, of bytes 76..80 and of the code's table as stored |

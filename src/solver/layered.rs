@@ -15,8 +15,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::dte::{self, DteSide};
-use super::format::{self, Kind, LayerError, Metric, read_header, read_wdl};
+use super::format::{self, Content, Kind, LayerError, Metric, read_header, read_wdl};
 use super::layers::{Block, Child, Layer, Shape};
+use super::pass::{self, PassSide};
 use super::retro::{Side, Solved, solve_pair};
 use super::value::{Dtz, Tally, Values, WdlBits, decode};
 use super::{SolveError, parallel, schedule};
@@ -221,10 +222,14 @@ pub fn solve_on(
         shape: &shape,
         dir: &plan.dir,
         kind: plan.kind,
-        metric: Metric::Dtz,
+        metric: if plan.with_dte {
+            Metric::Dte
+        } else {
+            Metric::Dtz
+        },
         threads: plan.threads,
         bytes_per_slot: if plan.with_dte {
-            SOLVE_BYTES_PER_SLOT.max(DTE_BYTES_PER_SLOT)
+            PASS_BYTES_PER_SLOT
         } else {
             SOLVE_BYTES_PER_SLOT
         },
@@ -281,7 +286,7 @@ pub fn census(kind: Kind) -> Result<Census, LayeredError> {
         slots: pairs.iter().flatten().map(|l| l.slots).sum(),
         largest: (largest, layers.iter().map(|l| (l.black, l.white)).collect()),
         chain: heaviest.into_iter().max().unwrap_or(0),
-        bytes_per_slot: SOLVE_BYTES_PER_SLOT.max(DTE_BYTES_PER_SLOT),
+        bytes_per_slot: PASS_BYTES_PER_SLOT,
     })
 }
 
@@ -431,6 +436,15 @@ impl Maker {
             Maker::Solve {
                 shape,
                 plan,
+                ends: Some(ends),
+                ..
+            } if plan.with_dte => {
+                (made.written, made.ends) =
+                    pass_one_pair(shape, plan, threads, layers, &mut made.phases, ends)?;
+            }
+            Maker::Solve {
+                shape,
+                plan,
                 wdl,
                 ends,
             } => {
@@ -568,6 +582,11 @@ struct Pass<'a> {
 /// (two for the rare pair whose distances need them) with the layers
 /// ahead's win/draw/loss, and its values while they are written.
 const SOLVE_BYTES_PER_SLOT: u64 = 3;
+
+/// Memory a pair takes while the one pass solves it ([`pass`]), a slot:
+/// its one-byte states, a layer ahead's distances while its side is
+/// seeded, and the values made in place from the states.
+const PASS_BYTES_PER_SLOT: u64 = 2;
 
 /// Memory a pair takes while its distances to the end are derived, a
 /// slot: two-byte states, the layers ahead's distances, and the values
@@ -838,6 +857,99 @@ fn solve_one_pair(
     Ok(solved.into_iter().zip(written).collect())
 }
 
+/// Solves one pair by the one pass ([`pass`]) and writes each layer's
+/// `.wdl` and `.dte` files, taking the distances to the end of the layers
+/// ahead from `ends` where kept there, else from their files; returns
+/// each layer's tally and file bytes and its longest win and loss, and
+/// fills in the phases' seconds (reading the layers ahead is counted in
+/// the solving).
+fn pass_one_pair(
+    shape: &Shape,
+    plan: &Plan,
+    threads: usize,
+    layers: &[Layer],
+    phases: &mut [f64; 3],
+    ends: &Ends,
+) -> Result<EndsWritten, LayeredError> {
+    let started = Instant::now();
+    let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
+    let sides: Vec<PassSide> = layers
+        .iter()
+        .zip(&ahead)
+        .map(|(layer, ahead)| PassSide {
+            layer,
+            ahead: ahead.as_ref(),
+        })
+        .collect();
+    let read = |layer: &Layer| -> Result<Values, LayeredError> {
+        match ends.handoff.take(layer) {
+            Some(values) => Ok(values),
+            None => Ok(format::read_values(&plan.dir, plan.kind, Metric::Dte, layer)?.0),
+        }
+    };
+    let solved = pass::solve_pair(
+        shape,
+        plan.kind.rules,
+        threads,
+        &sides,
+        &read,
+        plan.two_bytes,
+    )?;
+    phases[1] = started.elapsed().as_secs_f64();
+    // Compress and write both layers at once, each its `.wdl` file first:
+    // a layer whose `.dte` file is there is finished.
+    let written = std::thread::scope(|scope| {
+        let handles: Vec<_> = solved
+            .iter()
+            .zip(layers)
+            .map(|(solved, layer)| {
+                scope.spawn(move || -> Result<u64, LayeredError> {
+                    let positions = format::positions_of(shape, layer);
+                    let mut bytes = 0;
+                    for content in [Content::Wdl, Content::Distance(Metric::Dte)] {
+                        bytes += format::write_file(
+                            &plan.dir,
+                            plan.kind,
+                            content,
+                            layer,
+                            &solved.values,
+                            &positions,
+                            solved.tally,
+                            content.block_slots(),
+                            1,
+                        )
+                        .map_err(|e| {
+                            LayeredError::Io(content.path(&plan.dir, layer.black, layer.white), e)
+                        })?;
+                    }
+                    Ok(bytes)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("writer thread panicked"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    phases[2] = started.elapsed().as_secs_f64() - phases[1];
+    let mut longest = Vec::new();
+    let mut tallies = Vec::new();
+    for ((solved, layer), bytes) in solved.into_iter().zip(layers).zip(written) {
+        longest.push((
+            (layer.black, layer.white),
+            solved.values.longest_win_and_loss(),
+        ));
+        tallies.push((solved.tally, bytes));
+        if read_as_ahead(shape, layer) {
+            let kept = solved.values.bytes() as u64;
+            if ends.handoff.has_room(kept) {
+                ends.handoff.give(layer, solved.values, kept);
+            }
+        }
+    }
+    Ok((tallies, longest))
+}
+
 /// Solves the layers of one pair, reading the win/draw/loss of the
 /// layers ahead (both at once) with `read`; `phases[0..2]` get the
 /// seconds spent reading and solving.
@@ -909,6 +1021,45 @@ pub fn solve_in_memory(
             &read,
             &mut [0.0; 3],
         )?;
+        for (layer, done) in layers.iter().zip(pair) {
+            solved.insert((layer.black, layer.white), done.values);
+        }
+    }
+    Ok(solved)
+}
+
+/// Solves every layer of `kind` in memory by the one pass that gives the
+/// win/draw/loss and the distance to the end together ([`pass`]); returns
+/// each layer's values (distances to the end) by `(black, white)`
+/// progress.
+///
+/// # Errors
+/// A kind without tables, or distances beyond what the pass holds.
+#[cfg(test)]
+pub fn pass_in_memory(
+    kind: Kind,
+    threads: usize,
+    two_bytes: bool,
+) -> Result<HashMap<(u32, u32), Values>, LayeredError> {
+    let shape = shape_of(kind)?;
+    let mut solved: HashMap<(u32, u32), Values> = HashMap::new();
+    for layers in pair_layers(&shape) {
+        let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(&shape, l)).collect();
+        let sides: Vec<PassSide> = layers
+            .iter()
+            .zip(&ahead)
+            .map(|(layer, ahead)| PassSide {
+                layer,
+                ahead: ahead.as_ref(),
+            })
+            .collect();
+        let read = |layer: &Layer| -> Result<Values, LayeredError> {
+            Ok(solved
+                .get(&(layer.black, layer.white))
+                .expect("the layers ahead are solved first")
+                .clone())
+        };
+        let pair = pass::solve_pair(&shape, kind.rules, threads, &sides, &read, two_bytes)?;
         for (layer, done) in layers.iter().zip(pair) {
             solved.insert((layer.black, layer.white), done.values);
         }
@@ -1038,7 +1189,11 @@ pub fn add_dte_knowing(
     format::prepare_dir(dir, kind)?;
     let pairs = pair_layers(&shape);
     for layer in pairs.iter().flatten() {
-        if read_header(dir, kind, layer)?.is_none() {
+        // Solved: by the value pass (its distances to progress), or by
+        // the one pass (its distances to the end, nothing to add).
+        if read_header(dir, kind, layer)?.is_none()
+            && format::read_values_header(dir, kind, Metric::Dte, layer)?.is_none()
+        {
             return Err(LayeredError::Layer(LayerError::Unusable(format!(
                 "{} is not solved yet ({} is missing): finish the solve first",
                 dir.display(),
@@ -1321,14 +1476,20 @@ pub fn verify_on(
     // A pair's distances to the end are checked where its `.dte` files
     // are there (a DTE pass goes from the end back, so the layers ahead
     // have theirs too).
+    // A pair made by the one pass has its distances to the end alone.
     let metrics: Vec<&[Metric]> = pairs
         .iter()
         .map(|layers| {
-            Ok(if has_dte(dir, kind, layers)? {
-                &[Metric::Dtz, Metric::Dte][..]
-            } else {
-                &[Metric::Dtz][..]
-            })
+            Ok(
+                match (
+                    has(dir, kind, layers, Metric::Dtz)?,
+                    has_dte(dir, kind, layers)?,
+                ) {
+                    (true, true) => &[Metric::Dtz, Metric::Dte][..],
+                    (false, true) => &[Metric::Dte][..],
+                    _ => &[Metric::Dtz][..],
+                },
+            )
         })
         .collect::<Result<_, LayeredError>>()?;
     let total: u64 = pairs
@@ -1397,12 +1558,12 @@ pub fn verify_on(
                     found
                 }
             };
-            match metric {
-                Metric::Dtz => {
-                    verified.positions += found.positions;
-                    verified.layers += layers.len() as u64;
-                }
-                Metric::Dte => verified.dte_layers += layers.len() as u64,
+            if metric == metrics[i][0] {
+                verified.positions += found.positions;
+                verified.layers += layers.len() as u64;
+            }
+            if metric == Metric::Dte {
+                verified.dte_layers += layers.len() as u64;
             }
             verified.add_mismatches(found);
             checked += layers.len() as u64;
@@ -1461,8 +1622,13 @@ pub fn verify_on(
 
 /// Whether every layer of the pair has its distances to the end.
 fn has_dte(dir: &Path, kind: Kind, layers: &[Layer]) -> Result<bool, LayeredError> {
+    has(dir, kind, layers, Metric::Dte)
+}
+
+/// Whether every layer of the pair has its distances of `metric`.
+fn has(dir: &Path, kind: Kind, layers: &[Layer], metric: Metric) -> Result<bool, LayeredError> {
     for layer in layers {
-        if format::read_values_header(dir, kind, Metric::Dte, layer)?.is_none() {
+        if format::read_values_header(dir, kind, metric, layer)?.is_none() {
             return Ok(false);
         }
     }
@@ -1549,7 +1715,13 @@ fn check_pair(
             .map(|layer| read(metric, layer))
             .collect::<Result<Vec<_>, _>>()
     };
-    let progress = read_pair(Metric::Dtz)?;
+    // The one pass writes no distances to progress.
+    let with_progress = has(dir, kind, layers, Metric::Dtz)?;
+    let progress = if with_progress {
+        Some(read_pair(Metric::Dtz)?)
+    } else {
+        None
+    };
     let to_end = if end {
         Some(read_pair(Metric::Dte)?)
     } else {
@@ -1559,10 +1731,10 @@ fn check_pair(
     for (i, layer) in layers.iter().enumerate() {
         let partner = layers.len() - 1 - i;
         let ahead = ahead_of(shape, layer);
-        let ahead_progress = ahead
-            .as_ref()
-            .map(|ahead| read(Metric::Dtz, ahead))
-            .transpose()?;
+        let ahead_progress = match (&ahead, with_progress) {
+            (Some(ahead), true) => Some(read(Metric::Dtz, ahead)?),
+            _ => None,
+        };
         let ahead_end = match (&ahead, end) {
             (Some(ahead), true) => Some(read(Metric::Dte, ahead)?),
             _ => None,
@@ -1573,11 +1745,11 @@ fn check_pair(
             layer,
             partner: &layers[partner],
             ahead: ahead.as_ref(),
-            progress: Stored {
+            progress: progress.as_ref().map(|progress| Stored {
                 values: &progress[i],
                 partner: &progress[partner],
                 ahead: ahead_progress.as_ref(),
-            },
+            }),
             end: to_end.as_ref().map(|to_end| Stored {
                 values: &to_end[i],
                 partner: &to_end[partner],
@@ -1738,8 +1910,8 @@ struct Checker<'a> {
     layer: &'a Layer,
     partner: &'a Layer,
     ahead: Option<&'a Layer>,
-    /// The distances to progress.
-    progress: Stored<'a>,
+    /// The distances to progress, where the tables have them.
+    progress: Option<Stored<'a>>,
     /// The distances to the end, where they are checked too: each must
     /// also share its win, draw or loss with the distance to progress.
     end: Option<Stored<'a>>,
@@ -1790,11 +1962,15 @@ impl Checker<'_> {
                         )
                     };
                     let (progress, end) = self.derive(block, bi, black, white, wi);
-                    let stored = self.progress.values.code(slot);
-                    let expected = super::value::encode(progress);
-                    found.progress.positions += 1;
-                    if stored != expected {
-                        found.progress.mismatch(|| describe("", stored, expected));
+                    let mut stored = None;
+                    if let (Some(values), Some(progress)) = (&self.progress, progress) {
+                        let code = values.values.code(slot);
+                        let expected = super::value::encode(progress);
+                        found.progress.positions += 1;
+                        if code != expected {
+                            found.progress.mismatch(|| describe("", code, expected));
+                        }
+                        stored = Some(code);
                     }
                     if let (Some(to_end), Some(end), Some(found)) =
                         (&self.end, end, found.end.as_mut())
@@ -1803,7 +1979,7 @@ impl Checker<'_> {
                         let expected = super::value::encode(end);
                         found.positions += 1;
                         if stored_end != expected
-                            || decode(stored_end).wdl() != decode(stored).wdl()
+                            || stored.is_some_and(|s| decode(stored_end).wdl() != decode(s).wdl())
                         {
                             found.mismatch(|| {
                                 describe(" (distance to the end)", stored_end, expected)
@@ -1830,7 +2006,7 @@ impl Checker<'_> {
         black: u64,
         white: u64,
         white_index: u64,
-    ) -> (Dtz, Option<Dtz>) {
+    ) -> (Option<Dtz>, Option<Dtz>) {
         let keep = |best: &mut Option<Dtz>, mine: Dtz| {
             if best.is_none_or(|b| mine.preference() > b.preference()) {
                 *best = Some(mine);
@@ -1846,7 +2022,9 @@ impl Checker<'_> {
             self.partner,
             self.ahead,
             |child| {
-                keep(&mut progress, self.progress.through(Metric::Dtz, child));
+                if let Some(values) = &self.progress {
+                    keep(&mut progress, values.through(Metric::Dtz, child));
+                }
                 if let Some(to_end) = &self.end {
                     keep(&mut end, to_end.through(Metric::Dte, child));
                 }
@@ -1857,11 +2035,11 @@ impl Checker<'_> {
                 Rules::Textbook => Dtz::Loss(0),
                 Rules::Classic => Dtz::Win(0),
             };
-            return (blocked, self.end.as_ref().map(|_| blocked));
+            return (
+                self.progress.as_ref().map(|_| blocked),
+                self.end.as_ref().map(|_| blocked),
+            );
         }
-        (
-            progress.expect("a position with a move has a best one"),
-            end,
-        )
+        (progress, end)
     }
 }

@@ -510,6 +510,22 @@ impl Shape {
         }
     }
 
+    /// The [`Successors`] of the positions of `block`: their sideways
+    /// moves, into `partner`.
+    pub fn successors<'a>(&'a self, block: &Block, partner: &'a Layer) -> Successors<'a> {
+        let (k, sum) = (block.black_cars as usize, block.black_sum as usize);
+        Successors {
+            size: self.size,
+            full: self.full,
+            last_rank: self.last_rank,
+            cars: k,
+            sideways: &self.sideways[k][sum],
+            child_block: partner
+                .block(block.white_cars, block.black_cars)
+                .expect("a sideways move stays in the partner layer"),
+        }
+    }
+
     /// Dense square masks of a board position.
     fn masks(&self, position: &Position) -> (u64, u64) {
         let dense = |mut bits: u64| {
@@ -584,6 +600,19 @@ impl Mover<'_> {
         north.count_ones() + south.count_ones()
     }
 
+    /// Whether Black takes its last car off from `black`: a lone car on
+    /// the last file.
+    pub fn finishes(&self, black: u64) -> bool {
+        self.cars == 1 && black & self.last_file != 0
+    }
+
+    /// Number of forward moves and exits from `(black, white)`.
+    pub fn forward_count(&self, black: u64, white: u64) -> u32 {
+        let empty = self.full & !(black | white);
+        let east = ((black & !self.last_file) << 1) & empty;
+        ((black & self.last_file) | east >> 1).count_ones()
+    }
+
     /// Calls `visit` with the slot in the layer ahead of each forward move
     /// or exit from the position with black set `black_index` (mask
     /// `black`) and white set `white_index` (mask `white`); returns the
@@ -623,6 +652,61 @@ impl Mover<'_> {
             j += 1;
         }
         (moves, false)
+    }
+}
+
+/// The sideways children of the positions of one block, with the lists
+/// and the partner block looked up once: what a pass checks a position
+/// against before it calls it lost.
+pub struct Successors<'a> {
+    size: u32,
+    full: u64,
+    last_rank: u64,
+    cars: usize,
+    /// `sideways` entries of the block's black list.
+    sideways: &'a [u32],
+    child_block: &'a Block,
+}
+
+impl Successors<'_> {
+    /// Calls `visit` with the slot, in the partner layer, of each sideways
+    /// move of Black from the position with black set `black_index` (mask
+    /// `black`) and white set `white_index` (mask `white`), until `visit`
+    /// returns false; returns whether it never did.
+    pub fn all(
+        &self,
+        black_index: u64,
+        black: u64,
+        white: u64,
+        white_index: u64,
+        mut visit: impl FnMut(u64) -> bool,
+    ) -> bool {
+        let empty = self.full & !(black | white);
+        let first = 2 * black_index as usize * self.cars;
+        let sideways = &self.sideways[first..first + 2 * self.cars];
+        let mut rest = black;
+        let mut j = 0;
+        while rest != 0 {
+            let car = rest & rest.wrapping_neg();
+            rest &= rest - 1;
+            let north = if car & self.last_rank == 0 {
+                car << self.size
+            } else {
+                0
+            };
+            for (d, to) in [north, car >> self.size].into_iter().enumerate() {
+                if to & empty != 0
+                    && !visit(
+                        self.child_block
+                            .slot(white_index, u64::from(sideways[2 * j + d])),
+                    )
+                {
+                    return false;
+                }
+            }
+            j += 1;
+        }
+        true
     }
 }
 

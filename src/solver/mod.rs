@@ -16,11 +16,14 @@
 //! in memory ([`solve_in_memory`]).
 //!
 //! What is stored for every position is win, draw or loss for the side to
-//! move and the plies to the next progress move of best play ([`Dtz`]);
-//! from those, the plies to the end of the game of best play
-//! ([`Metric::Dte`], [`dte`]): for each pair as soon as it is solved
-//! ([`Plan::with_dte`]), or in a pass over a solved directory
-//! ([`add_dte`], [`dte_in_memory`]).
+//! move and the plies to the end of the game of best play ([`Metric::Dte`]),
+//! both from one retrograde pass a pair ([`pass`]: levels of the distance to
+//! the end at one byte a slot, the layers ahead entering at their own
+//! levels). The older value pass ([`retro`], `solve --no-distances`) gives
+//! the plies to the next progress move ([`Dtz`]) instead, and the distance
+//! pass ([`dte`], [`add_dte`]) derives the distances to the end from those;
+//! the built-in 3 x 3 and 4 x 4 tables keep both ([`solve_in_memory`],
+//! [`dte_in_memory`]).
 
 mod cache;
 mod checkpoint;
@@ -33,6 +36,8 @@ mod format;
 mod layered;
 mod layers;
 mod legacy;
+mod marks;
+mod pass;
 mod playout;
 pub mod reach;
 mod retro;

@@ -17,7 +17,9 @@ use crate::board::Position;
 struct Files {
     dir: PathBuf,
     wdl: Vec<LayerFile>,
-    dtz: Vec<LayerFile>,
+    /// Every layer's distances to progress, or none (tables made by the
+    /// one pass, which have their distances to the end instead).
+    dtz: Option<Vec<LayerFile>>,
     /// Every layer's distances to the end, or none.
     dte: Option<Vec<LayerFile>>,
     blocks: BlockCache,
@@ -39,6 +41,8 @@ pub struct Tables {
     shape: Arc<Shape>,
     /// Every layer has its distances to the end ([`Metric::Dte`]).
     dte: bool,
+    /// Every layer has its distances to progress ([`Metric::Dtz`]).
+    dtz: bool,
     /// What was wrong with layers found unusable.
     errors: Mutex<Errors>,
 }
@@ -51,8 +55,10 @@ impl Tables {
     /// and the tables are used without them.
     ///
     /// # Errors
-    /// A missing or bad manifest, an old-format directory, or a missing or
-    /// damaged `.wdl` or `.dtz` file.
+    /// A missing or bad manifest, an old-format directory, a missing or
+    /// damaged `.wdl` file, or a missing or damaged `.dtz` file where the
+    /// distances to progress are not missing from every layer with the
+    /// distances to the end all there (tables of the one pass).
     pub fn open(dir: &Path) -> Result<Tables, LayerError> {
         let kind = super::format::read_kind(dir)?;
         // The size of the index is checked before it is built.
@@ -68,6 +74,7 @@ impl Tables {
         raise_open_file_limit(3 * layer_count(&shape) + 64);
         let mut wdl = Vec::new();
         let mut dtz = Vec::new();
+        let mut dtz_missing = None;
         let mut dte = Vec::new();
         let mut dte_missing = 0;
         let mut dte_error = None;
@@ -82,13 +89,14 @@ impl Tables {
                     ),
                 )
             };
-            for (content, files) in [
-                (Content::Wdl, &mut wdl),
-                (Content::Distance(Metric::Dtz), &mut dtz),
-            ] {
-                let file = LayerFile::open(dir, kind, content, &layer)?
-                    .ok_or_else(|| incomplete(content))?;
-                files.push(file);
+            let file = LayerFile::open(dir, kind, Content::Wdl, &layer)?
+                .ok_or_else(|| incomplete(Content::Wdl))?;
+            wdl.push(file);
+            match LayerFile::open(dir, kind, Content::Distance(Metric::Dtz), &layer)? {
+                Some(file) => dtz.push(file),
+                None => {
+                    dtz_missing.get_or_insert_with(|| incomplete(Content::Distance(Metric::Dtz)));
+                }
             }
             if dte_error.is_none() {
                 match LayerFile::open(dir, kind, Content::Distance(Metric::Dte), &layer) {
@@ -115,6 +123,13 @@ impl Tables {
             None => None,
         };
         let has_dte = dte.is_some();
+        let dtz = match dtz_missing {
+            None => Some(dtz),
+            // Made by the one pass: the distances to the end instead.
+            Some(_) if dtz.is_empty() && has_dte => None,
+            Some(missing) => return Err(missing),
+        };
+        let has_dtz = dtz.is_some();
         let files = Files {
             dir: dir.to_path_buf(),
             wdl,
@@ -127,6 +142,7 @@ impl Tables {
             kind,
             shape,
             has_dte,
+            has_dtz,
             errors,
         ))
     }
@@ -156,16 +172,25 @@ impl Tables {
             kind,
             shape,
             has_dte,
+            true,
             Errors::default(),
         )
     }
 
-    fn new(source: Source, kind: Kind, shape: Arc<Shape>, dte: bool, errors: Errors) -> Tables {
+    fn new(
+        source: Source,
+        kind: Kind,
+        shape: Arc<Shape>,
+        dte: bool,
+        dtz: bool,
+        errors: Errors,
+    ) -> Tables {
         Tables {
             source,
             kind,
             shape,
             dte,
+            dtz,
             errors: Mutex::new(errors),
         }
     }
@@ -188,9 +213,22 @@ impl Tables {
     }
 
     /// Whether the tables know the distance to the end of every position
-    /// ([`Metric::Dte`]) as well as the distance to progress.
+    /// ([`Metric::Dte`]).
     pub fn has_dte(&self) -> bool {
         self.dte
+    }
+
+    /// Whether the tables know the distance to progress of every position
+    /// ([`Metric::Dtz`]); tables made by the one pass have the distance to
+    /// the end instead.
+    pub fn has_dtz(&self) -> bool {
+        self.dtz
+    }
+
+    /// The metric [`Tables::probe`] reads: the distance to progress where
+    /// the tables have it, else the distance to the end.
+    fn first_metric(&self) -> Metric {
+        if self.dtz { Metric::Dtz } else { Metric::Dte }
     }
 
     /// Number of layer `(black, white)`: `0..self.layers()`.
@@ -208,14 +246,16 @@ impl Tables {
         layer_count(&self.shape)
     }
 
-    /// The stored value of `position` for its side to move; `Ok(None)` for
-    /// a position the tables do not cover (another size, a finished game,
-    /// more cars than the limit).
+    /// The stored value of `position` for its side to move, with its
+    /// distance to progress (to the end in tables of the one pass, which
+    /// have no other: see [`Tables::has_dtz`]); `Ok(None)` for a position
+    /// the tables do not cover (another size, a finished game, more cars
+    /// than the limit).
     ///
     /// # Errors
     /// A damaged block of the layer's files, or a failed read.
     pub fn probe(&self, position: &Position) -> Result<Option<Dtz>, LayerError> {
-        self.probe_metric(Metric::Dtz, position)
+        self.probe_metric(self.first_metric(), position)
     }
 
     /// The stored value of `position` with its distance in `metric`:
@@ -238,6 +278,11 @@ impl Tables {
         if metric == Metric::Dte && !self.dte {
             return Ok(None);
         }
+        let metric = if metric == Metric::Dtz && !self.dtz {
+            Metric::Dte
+        } else {
+            metric
+        };
         let id = self.layer_id(black, white);
         let files = match &self.source {
             Source::Memory(layers) => {
@@ -274,7 +319,7 @@ impl Tables {
                 Some(sign) => sign,
             };
             let distances = match metric {
-                Metric::Dtz => &files.dtz[id],
+                Metric::Dtz => &files.dtz.as_ref().expect("has_dtz")[id],
                 Metric::Dte => &files.dte.as_ref().expect("has_dte")[id],
             };
             Ok(decode(code_of(sign, distances.value(slot)?)))
@@ -285,7 +330,7 @@ impl Tables {
     }
 
     /// The values of every slot of layer `(black, white)` with their
-    /// distances to progress, a chunk at a time in slot order
+    /// distances to progress (as [`Tables::probe`]), a chunk at a time in slot order
     /// (`visit(first slot, values)`): decoded from its files a block at a
     /// time, or from memory at once.
     ///
@@ -305,7 +350,14 @@ impl Tables {
             }
             Source::Dir(files) => files,
         };
-        let (wdl, dtz) = (&files.wdl[id], &files.dtz[id]);
+        let wdl = &files.wdl[id];
+        let dtz = match (&files.dtz, &files.dte) {
+            (Some(dtz), _) => &dtz[id],
+            (None, Some(dte)) => &dte[id],
+            (None, None) => {
+                unreachable!("tables without distances to progress have them to the end")
+            }
+        };
         let (slots, longest) = (dtz.header().slots, dtz.header().tally.longest);
         let chunk = (1u64 << 20)
             .max(wdl.header().block_slots)

@@ -655,3 +655,36 @@ pub fn mkfifo(path: &std::path::Path) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// The files of `dir` whose names end in `.extension`, by name.
+pub fn files_with(
+    dir: &std::path::Path,
+    extension: &str,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = files_of(dir);
+    files.retain(|name, _| name.ends_with(&format!(".{extension}")));
+    files
+}
+
+/// Asserts that the tables in `a` and `b` give every slot of every layer
+/// the same win, draw or loss (their distances may count different
+/// metrics).
+pub fn assert_same_wdl(a: &std::path::Path, b: &std::path::Path) {
+    let (a, b) = (
+        dodgem::solver::Tables::open(a).unwrap(),
+        dodgem::solver::Tables::open(b).unwrap(),
+    );
+    assert_eq!(a.kind(), b.kind());
+    for layer in a.shape().layers() {
+        let wdl_of = |tables: &dodgem::solver::Tables| {
+            let mut wdl = Vec::new();
+            tables
+                .stream_values(layer.black, layer.white, &mut |_, values| {
+                    wdl.extend((0..values.len() as u64).map(|slot| values.get(slot).wdl()));
+                })
+                .unwrap();
+            wdl
+        };
+        assert!(wdl_of(&a) == wdl_of(&b), "layer {}", layer.name());
+    }
+}

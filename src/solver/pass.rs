@@ -1,0 +1,746 @@
+//! The retrograde pass of one pair of layers, `(a, b)` and `(b, a)`: the
+//! win, draw or loss of every position and its distance to the end of the
+//! game, together, in one pass over the pair at one byte a slot, given the
+//! distances to the end of the layers the forward moves reach.
+//!
+//! The positions are decided level by level, a level being a distance to
+//! the end, so the winner takes the quickest way and the loser the
+//! slowest. A slot's byte says what is known of it:
+//!
+//! - **Seed.** A position's forward moves give its first word: one into a
+//!   loss for the opponent at distance `e` (or Black's last exit, `e = 0`)
+//!   makes it *won by level `e + 1`* at the latest; one into a draw means it
+//!   can never be lost; if every forward move is into a win for the
+//!   opponent, the longest at `e` means it is *not lost before level
+//!   `e + 1`*. A position without a move ends the game at level 0, lost
+//!   (`textbook`) or won (`classic`). Seeds from the layers ahead thus
+//!   enter at their own level, as Syzygy's capture codes do.
+//! - **Levels.** At level `L`, first the positions that waited for `L` to
+//!   be lost are checked by generating their sideways moves: every one
+//!   must lead to a position won before `L` (there are no counters in the
+//!   byte). Then each position decided at `L - 1` tells its sideways
+//!   parents: a lost child makes an undecided parent won at `L`; a won
+//!   child makes an undecided parent a candidate, which is lost at `L` if
+//!   the same check holds. A win waiting for its level needs no work: its
+//!   code reads as won once the level is reached.
+//!
+//! What is left undecided is a draw. The codes hold levels relative to
+//! the pair's lowest seed; a pair whose levels span more than one byte
+//! holds is solved again with two bytes a slot. A level scans only the
+//! tiles of slots marked for it ([`Marks`]); a unit of work is a row of
+//! tiles, whose children's parents no other unit writes, so plain atomic
+//! loads and stores do and the result does not depend on thread timing.
+//!
+//! Memory: the pair's byte a slot, one layer ahead's distances while its
+//! side is seeded, and the marks.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, AtomicU16, Ordering};
+
+use super::layers::{Layer, Shape};
+use super::marks::{Marks, Tile, rows_of};
+use super::retro::{Solved, units};
+use super::value::{Dtz, MAX_NARROW_DTZ, MAX_PACKED_DTZ, Tally, Values, encode};
+use super::{SolveError, parallel};
+use crate::board::Rules;
+
+/// Undecided, and nothing ahead keeps the position from being lost.
+const UNKNOWN: u16 = 0;
+/// Undecided, and a forward move draws: never lost.
+const ESCAPE: u16 = 1;
+/// A slot that is no position (the sets overlap).
+const NO_POSITION: u16 = 2;
+/// The first level code: `FIRST + 2x` won at (or waiting for) level
+/// `base + x`, `FIRST + 2x + 1` lost at (or waiting for) it.
+const FIRST: u16 = 3;
+
+/// Longest distance to the end a pass gives (the levels the marks
+/// keep).
+pub const MAX_LEVEL: u32 = 4095;
+
+/// A slot's storage: one byte, or two for the rare pair whose levels
+/// span more than one byte holds.
+trait Cell: Send + Sync + bytemuck::Zeroable {
+    /// Levels a pair's codes hold, from its base.
+    const LEVELS: u32;
+    fn get(&self) -> u16;
+    fn set(&self, code: u16);
+    fn into_code(self) -> u16;
+}
+
+impl Cell for AtomicU8 {
+    const LEVELS: u32 = (256 - FIRST as u32) / 2;
+    fn get(&self) -> u16 {
+        u16::from(self.load(Ordering::Relaxed))
+    }
+    fn set(&self, code: u16) {
+        self.store(code as u8, Ordering::Relaxed);
+    }
+    fn into_code(self) -> u16 {
+        u16::from(self.into_inner())
+    }
+}
+
+impl Cell for AtomicU16 {
+    const LEVELS: u32 = MAX_LEVEL + 1;
+    fn get(&self) -> u16 {
+        self.load(Ordering::Relaxed)
+    }
+    fn set(&self, code: u16) {
+        self.store(code, Ordering::Relaxed);
+    }
+    fn into_code(self) -> u16 {
+        self.into_inner()
+    }
+}
+
+/// One layer of the pair being solved, and the layer `(b, a + 1)` its
+/// forward moves reach (`None` when Black's progress is the largest).
+pub struct PassSide<'a> {
+    pub layer: &'a Layer,
+    pub ahead: Option<&'a Layer>,
+}
+
+/// Solves `sides` (one layer, or a layer and its partner) with one byte a
+/// slot, or again with two if the levels do not fit (at once with
+/// `two_bytes`, which tests use to check both give the same). `read_ahead`
+/// gives the distances to the end of a layer ahead ([`Values`] whose
+/// distances count plies to the end); each is read while its side is
+/// seeded and dropped after. The values returned count plies to the end.
+///
+/// # Errors
+/// What `read_ahead` returns; [`SolveError::TooDeep`] beyond
+/// [`MAX_LEVEL`]; [`SolveError::Inconsistent`] if the layers ahead
+/// contradict each other.
+pub fn solve_pair<E: From<SolveError>>(
+    shape: &Shape,
+    rules: Rules,
+    threads: usize,
+    sides: &[PassSide],
+    read_ahead: &(dyn Fn(&Layer) -> Result<Values, E> + Sync),
+    two_bytes: bool,
+) -> Result<Vec<Solved>, E> {
+    if !two_bytes {
+        match solve_with::<AtomicU8, E>(shape, rules, threads, sides, read_ahead) {
+            Err(Failure::Overflow) => {
+                log::info!("levels beyond one byte: solving the pair again with two");
+            }
+            result => return result.map_err(Failure::into_error),
+        }
+    }
+    solve_with::<AtomicU16, E>(shape, rules, threads, sides, read_ahead).map_err(|failure| {
+        match failure {
+            Failure::Overflow => E::from(SolveError::TooDeep(MAX_LEVEL + 1)),
+            other => other.into_error(),
+        }
+    })
+}
+
+/// Why [`solve_with`] stopped.
+enum Failure<E> {
+    /// A level beyond what the cells hold.
+    Overflow,
+    Solve(SolveError),
+    Read(E),
+}
+
+impl<E: From<SolveError>> Failure<E> {
+    fn into_error(self) -> E {
+        match self {
+            Failure::Overflow => E::from(SolveError::TooDeep(MAX_LEVEL + 1)),
+            Failure::Solve(error) => E::from(error),
+            Failure::Read(error) => error,
+        }
+    }
+}
+
+/// The pair's codes: each side's cells, and the level their codes count
+/// from.
+struct Codes<C> {
+    states: Vec<Vec<C>>,
+    base: u32,
+}
+
+impl<C: Cell> Codes<C> {
+    /// The code of a win (`lost` false) or loss at `level`, if the cells
+    /// hold it.
+    fn at(&self, level: u32, lost: bool) -> Option<u16> {
+        let x = level.checked_sub(self.base)?;
+        (x < C::LEVELS).then(|| FIRST + 2 * x as u16 + u16::from(lost))
+    }
+
+    /// The level of a code, and whether it is a loss; `None` for an
+    /// undecided slot or no position.
+    fn level(&self, code: u16) -> Option<(u32, bool)> {
+        let x = code.checked_sub(FIRST)?;
+        Some((self.base + u32::from(x / 2), x % 2 == 1))
+    }
+
+    /// Whether `code` is a win decided before `level`.
+    fn won_before(&self, code: u16, level: u32) -> bool {
+        matches!(self.level(code), Some((l, false)) if l < level)
+    }
+}
+
+/// The first error any thread meets.
+struct FirstError(Mutex<Option<SolveError>>);
+
+impl FirstError {
+    fn note(&self, error: SolveError) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(error);
+    }
+
+    fn take(&self) -> Option<SolveError> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// Slots a level's marked tiles must hold before its work is shared among
+/// threads.
+const PARALLEL_SLOTS: u64 = 1 << 16;
+
+fn solve_with<C: Cell, E>(
+    shape: &Shape,
+    rules: Rules,
+    threads: usize,
+    sides: &[PassSide],
+    read_ahead: &(dyn Fn(&Layer) -> Result<Values, E> + Sync),
+) -> Result<Vec<Solved>, Failure<E>> {
+    let started = std::time::Instant::now();
+    let layers: Vec<&Layer> = sides.iter().map(|side| side.layer).collect();
+    let units = units(&layers);
+    let mut codes = Codes::<C> {
+        states: layers
+            .iter()
+            .map(|layer| crate::memory::zeroed_vec(layer.slots as usize))
+            .collect(),
+        base: u32::MAX,
+    };
+    let marks = Marks::new(&layers, (MAX_LEVEL + 1) as u16);
+    let errors = FirstError(Mutex::new(None));
+    // Positions that end the game (level 0) or are won by Black's last
+    // exit (level 1) put the base at 0; otherwise the lowest seed is one
+    // more than the shortest distance ahead.
+    if ends_or_exits(shape, &layers, &units, threads) {
+        codes.base = 0;
+    }
+    for (i, side) in sides.iter().enumerate() {
+        let ahead = match side.ahead {
+            Some(layer) => Some((layer, read_ahead(layer).map_err(Failure::Read)?)),
+            None => None,
+        };
+        if let Some((_, values)) = &ahead {
+            let lowest = shortest(values).map_or(u32::MAX, |e| e + 1);
+            if lowest < codes.base {
+                rebase(&mut codes, lowest, threads)?;
+            }
+        }
+        let seeded = &codes;
+        parallel(threads, units.len(), |unit, _: &mut Vec<()>| {
+            let (s, block_index, ref rows) = units[unit];
+            if s != i {
+                return;
+            }
+            let block = &side.layer.blocks[block_index];
+            let whites = shape.white_sets(block);
+            let blacks = shape.black_sets(block);
+            let mover = shape.mover(block, side.ahead);
+            let values = ahead.as_ref().map(|(_, values)| values);
+            // Column by column, so that the rows of the layer ahead that
+            // the forward moves read stay in cache across the unit's rows.
+            for (wi, &white) in whites.iter().enumerate() {
+                for bi in rows.clone() {
+                    let black = blacks[bi as usize];
+                    let slot = block.slot(bi, wi as u64);
+                    let code = if black & white != 0 {
+                        NO_POSITION
+                    } else {
+                        let seed = seed(rules, &mover, values, bi, black, white, wi as u64);
+                        match seed {
+                            Seed::Unknown => UNKNOWN,
+                            Seed::Escape => ESCAPE,
+                            Seed::At(level, lost) => match seeded.at(level, lost) {
+                                Some(code) => {
+                                    marks.mark(level as u16, i, block_index, slot);
+                                    code
+                                }
+                                None => {
+                                    errors.note(SolveError::TooDeep(level));
+                                    return;
+                                }
+                            },
+                        }
+                    };
+                    seeded.states[i][slot as usize].set(code);
+                }
+            }
+        });
+        if errors.take().is_some() {
+            return Err(Failure::Overflow);
+        }
+    }
+    log::debug!("seed: {:.2} s", started.elapsed().as_secs_f64());
+    let levels_started = std::time::Instant::now();
+    let Some(mut level) = marks.next_from(0).map(u32::from) else {
+        return Ok(finish(codes));
+    };
+    let mut marks = marks;
+    let mut scanned = 0;
+    loop {
+        if codes.at(level, false).is_none() {
+            return Err(if level > MAX_LEVEL {
+                Failure::Solve(SolveError::TooDeep(level))
+            } else {
+                Failure::Overflow
+            });
+        }
+        // Waiting losses first: a check must not see this level's wins.
+        let waiting = marks.tiles(level as u16);
+        scanned += check_waiting(shape, &codes, &layers, &waiting, level, threads);
+        if level > codes.base {
+            let frontier = marks.tiles(level as u16 - 1);
+            scanned += retreat(
+                shape, &codes, &layers, &marks, &frontier, level, threads, &errors,
+            );
+            marks.scanned(level as u16 - 1);
+            if let Some(error) = errors.take() {
+                return Err(Failure::Solve(error));
+            }
+        }
+        let next = if marks.next_from(level as u16) == Some(level as u16) {
+            Some(level + 1)
+        } else {
+            marks.next_from(level as u16 + 1).map(u32::from)
+        };
+        match next {
+            Some(next) if next <= MAX_LEVEL => level = next,
+            Some(next) => return Err(Failure::Solve(SolveError::TooDeep(next))),
+            None => break,
+        }
+    }
+    log::debug!(
+        "levels: {:.2} s to level {level} from {}, {scanned} slots scanned of {}",
+        levels_started.elapsed().as_secs_f64(),
+        codes.base,
+        codes.states.iter().map(Vec::len).sum::<usize>()
+    );
+    Ok(finish(codes))
+}
+
+/// What a position's forward moves say of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seed {
+    /// Nothing: its sideways moves decide.
+    Unknown,
+    /// A forward move draws: it is never lost.
+    Escape,
+    /// Won (`false`) or lost at this level at the latest (a win) or at
+    /// the earliest (a loss, if its sideways moves all lose by then).
+    At(u32, bool),
+}
+
+/// The seed of the position `(black, white)`, black set `bi` and white set
+/// `wi` of the block `mover` moves from; `ahead` holds the distances to
+/// the end of the layer its forward moves reach.
+fn seed(
+    rules: Rules,
+    mover: &super::layers::Mover,
+    ahead: Option<&Values>,
+    bi: u64,
+    black: u64,
+    white: u64,
+    wi: u64,
+) -> Seed {
+    let sideways = mover.sideways(black, white);
+    let mut win_at = u32::MAX;
+    let mut lose_at = 0;
+    let mut escape = false;
+    let (forward, finishes) = mover.forward(bi, black, white, wi, |slot| {
+        match ahead.expect("a forward move has a layer ahead").get(slot) {
+            Dtz::Loss(e) => win_at = win_at.min(e + 1),
+            Dtz::Win(e) => lose_at = lose_at.max(e + 1),
+            Dtz::Draw => escape = true,
+        }
+    });
+    if sideways == 0 && forward == 0 {
+        Seed::At(0, rules == Rules::Textbook)
+    } else if finishes {
+        Seed::At(1, false)
+    } else if win_at != u32::MAX {
+        Seed::At(win_at, false)
+    } else if escape {
+        Seed::Escape
+    } else if forward == 0 {
+        Seed::Unknown
+    } else {
+        Seed::At(lose_at, true)
+    }
+}
+
+/// Whether some position of the pair ends the game or is won by Black's
+/// last exit: levels 0 and 1, below any seed from a layer ahead.
+fn ends_or_exits(
+    shape: &Shape,
+    layers: &[&Layer],
+    units: &[(usize, usize, std::ops::Range<u64>)],
+    threads: usize,
+) -> bool {
+    parallel(threads, units.len(), |unit, out| {
+        let (i, block_index, ref rows) = units[unit];
+        let block = &layers[i].blocks[block_index];
+        let whites = shape.white_sets(block);
+        let blacks = shape.black_sets(block);
+        let mover = shape.mover(block, None);
+        let found = rows.clone().any(|bi| {
+            let black = blacks[bi as usize];
+            whites.iter().any(|&white| {
+                black & white == 0
+                    && (mover.finishes(black)
+                        || mover.sideways(black, white) == 0 && {
+                            mover.forward_count(black, white) == 0
+                        })
+            })
+        });
+        out.push(found);
+    })
+    .into_iter()
+    .any(|found| found)
+}
+
+/// The shortest distance of a won or lost position of `values`.
+fn shortest(values: &Values) -> Option<u32> {
+    let mut best: Option<u16> = None;
+    let mut see = |code: u16| {
+        if code != 0 {
+            best = Some(best.map_or(code, |b| b.min(code)));
+        }
+    };
+    match values {
+        Values::Narrow(codes) => codes.iter().for_each(|&c| see(u16::from(c))),
+        _ => (0..values.len() as u64).for_each(|slot| see(values.code(slot))),
+    }
+    // Codes grow with the distance.
+    best.map(|code| match super::value::decode(code) {
+        Dtz::Win(d) | Dtz::Loss(d) => d,
+        Dtz::Draw => 0,
+    })
+}
+
+/// Moves the codes' base down to `base`.
+fn rebase<C: Cell, E>(codes: &mut Codes<C>, base: u32, threads: usize) -> Result<(), Failure<E>> {
+    if codes.base == u32::MAX {
+        codes.base = base;
+        return Ok(());
+    }
+    let shift = codes.base - base;
+    if shift >= C::LEVELS {
+        return Err(Failure::Overflow);
+    }
+    let limit = FIRST as u32 + 2 * C::LEVELS;
+    let overflow = std::sync::atomic::AtomicBool::new(false);
+    for states in &codes.states {
+        let chunks: Vec<&[C]> = states.chunks(1 << 20).collect();
+        parallel(threads, chunks.len(), |chunk, _: &mut Vec<()>| {
+            for cell in chunks[chunk] {
+                let code = cell.get();
+                if code >= FIRST {
+                    let moved = u32::from(code) + 2 * shift;
+                    if moved >= limit {
+                        overflow.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    cell.set(moved as u16);
+                }
+            }
+        });
+    }
+    codes.base = base;
+    if overflow.load(Ordering::Relaxed) {
+        return Err(Failure::Overflow);
+    }
+    Ok(())
+}
+
+/// Checks the positions waiting for `level` to be lost (in the tiles
+/// `waiting`): a position whose sideways moves do not all lead to wins
+/// decided before `level` is undecided again. Returns the slots scanned.
+fn check_waiting<C: Cell>(
+    shape: &Shape,
+    codes: &Codes<C>,
+    layers: &[&Layer],
+    waiting: &[Tile],
+    level: u32,
+    threads: usize,
+) -> u64 {
+    let lost = codes.at(level, true).expect("the level's codes fit");
+    let slots: u64 = waiting.iter().map(tile_slots).sum();
+    let threads = if slots < PARALLEL_SLOTS { 1 } else { threads };
+    parallel(threads, waiting.len(), |t, _: &mut Vec<()>| {
+        let tile = &waiting[t];
+        let i = tile.side;
+        let block = &layers[i].blocks[tile.block];
+        let children = &codes.states[layers.len() - 1 - i];
+        let successors = shape.successors(block, layers[layers.len() - 1 - i]);
+        for wi in tile.whites.clone() {
+            for bi in tile.blacks.clone() {
+                let cell = &codes.states[i][block.slot(bi, wi) as usize];
+                if cell.get() != lost {
+                    continue;
+                }
+                let black = shape.black_set(block, bi);
+                let white = shape.white_set(block, wi);
+                let held = successors.all(bi, black, white, wi, |child| {
+                    codes.won_before(children[child as usize].get(), level)
+                });
+                if !held {
+                    cell.set(UNKNOWN);
+                }
+            }
+        }
+    });
+    slots
+}
+
+/// Each position decided at `level - 1` (in the tiles `frontier`) tells
+/// its sideways parents: a lost child makes an undecided parent won at
+/// `level`, a won child makes an undecided parent lost at `level` if all
+/// its sideways moves lead to wins decided before it. Returns the slots
+/// scanned.
+#[allow(clippy::too_many_arguments)]
+fn retreat<C: Cell>(
+    shape: &Shape,
+    codes: &Codes<C>,
+    layers: &[&Layer],
+    marks: &Marks,
+    frontier: &[Tile],
+    level: u32,
+    threads: usize,
+    errors: &FirstError,
+) -> u64 {
+    let won_child = codes.at(level - 1, false).expect("the level before fits");
+    let lost_child = won_child + 1;
+    let won = codes.at(level, false).expect("the level's codes fit");
+    let lost = won + 1;
+    let slots: u64 = frontier.iter().map(tile_slots).sum();
+    let threads = if slots < PARALLEL_SLOTS { 1 } else { threads };
+    // A unit is a row of tiles: the parents its positions tell are in the
+    // columns of their black sets, which no other row reaches.
+    let rows = rows_of(frontier);
+    parallel(threads, rows.len(), |unit, _: &mut Vec<()>| {
+        let first = &frontier[rows[unit].start];
+        let i = first.side;
+        let p = layers.len() - 1 - i;
+        let block = &layers[i].blocks[first.block];
+        let parent_index = layers[p]
+            .block_index(block.white_cars, block.black_cars)
+            .expect("the partner layer has the mirrored block");
+        let parent_block = &layers[p].blocks[parent_index];
+        let parents_of = shape.parents(block, layers[p]);
+        let successors = shape.successors(parent_block, layers[i]);
+        let children = &codes.states[i];
+        let parents = &codes.states[p];
+        for tile in &frontier[rows[unit].clone()] {
+            for wi in tile.whites.clone() {
+                for bi in tile.blacks.clone() {
+                    let code = children[block.slot(bi, wi) as usize].get();
+                    if code != won_child && code != lost_child {
+                        continue;
+                    }
+                    parents_of.visit(bi, wi, |parent| {
+                        let cell = &parents[parent as usize];
+                        let state = cell.get();
+                        let decided = if code == lost_child {
+                            match state {
+                                UNKNOWN | ESCAPE => true,
+                                NO_POSITION => false,
+                                _ => match codes.level(state) {
+                                    Some((l, false)) => l > level,
+                                    Some((l, true)) if l > level => true,
+                                    Some((l, true)) if l == level => {
+                                        errors.note(SolveError::Inconsistent(format!(
+                                            "layer {} slot {parent} is lost with a move \
+                                             into a loss",
+                                            layers[p].name()
+                                        )));
+                                        false
+                                    }
+                                    _ => false,
+                                },
+                            }
+                        } else if state == UNKNOWN {
+                            let within = parent - parent_block.offset;
+                            let (pb, pw) = (
+                                within / parent_block.white_sets,
+                                within % parent_block.white_sets,
+                            );
+                            let black = shape.black_set(parent_block, pb);
+                            let white = shape.white_set(parent_block, pw);
+                            successors.all(pb, black, white, pw, |child| {
+                                codes.won_before(children[child as usize].get(), level)
+                            })
+                        } else {
+                            false
+                        };
+                        if decided {
+                            cell.set(if code == lost_child { won } else { lost });
+                            marks.mark(level as u16, p, parent_index, parent);
+                        }
+                    });
+                }
+            }
+        }
+    });
+    slots
+}
+
+fn tile_slots(tile: &Tile) -> u64 {
+    (tile.blacks.end - tile.blacks.start) * (tile.whites.end - tile.whites.start)
+}
+
+/// Each side's values with its tallies, in the narrowest form that holds
+/// them (the cells are turned into values in place where they fit). A
+/// slot that is no position repeats the value before it, so runs stay
+/// unbroken and the file compresses better.
+fn finish<C: Cell>(codes: Codes<C>) -> Vec<Solved> {
+    let Codes { states, base } = codes;
+    let value_of = |code: u16| match code {
+        UNKNOWN | ESCAPE => Dtz::Draw,
+        _ => {
+            let x = u32::from(code - FIRST);
+            let level = base + x / 2;
+            if x % 2 == 1 {
+                Dtz::Loss(level)
+            } else {
+                Dtz::Win(level)
+            }
+        }
+    };
+    states
+        .into_iter()
+        .map(|states| {
+            let mut tally = Tally::default();
+            for cell in &states {
+                let code = cell.get();
+                if code != NO_POSITION {
+                    tally.add(value_of(code));
+                }
+            }
+            let mut previous = encode(Dtz::Draw);
+            let mut file_code = |code: u16| {
+                if code != NO_POSITION {
+                    previous = encode(value_of(code));
+                }
+                previous
+            };
+            let values = if tally.longest <= MAX_NARROW_DTZ {
+                Values::Narrow(
+                    states
+                        .into_iter()
+                        .map(|cell| file_code(cell.into_code()) as u8)
+                        .collect(),
+                )
+            } else if tally.longest <= MAX_PACKED_DTZ {
+                let mut ninth = crate::memory::zeroed_vec::<u64>(states.len().div_ceil(64));
+                let low = states
+                    .into_iter()
+                    .enumerate()
+                    .map(|(slot, cell)| {
+                        let code = file_code(cell.into_code());
+                        ninth[slot / 64] |= u64::from(code >> 8 & 1) << (slot % 64);
+                        code as u8
+                    })
+                    .collect();
+                Values::Packed { low, ninth }
+            } else {
+                Values::Wide(
+                    states
+                        .into_iter()
+                        .map(|cell| file_code(cell.into_code()))
+                        .collect(),
+                )
+            };
+            Solved { values, tally }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::format::Kind;
+    use crate::solver::layered::{dte_in_memory, pass_in_memory, solve_in_memory};
+
+    /// The one pass gives every position of `kind` the win/draw/loss and
+    /// distance to the end that the value pass and then the distance pass
+    /// give, with one byte a slot and (where `both`) with two.
+    fn agrees_with_the_two_passes(kind: Kind, both: bool) {
+        let values = solve_in_memory(kind, 2).unwrap();
+        let ends = dte_in_memory(kind, 2, &values).unwrap();
+        drop(values);
+        let shape = crate::solver::layered::shape_of(kind).unwrap();
+        for two_bytes in [false, true].into_iter().take(1 + usize::from(both)) {
+            let passed = pass_in_memory(kind, 2, two_bytes).unwrap();
+            assert_eq!(passed.len(), ends.len());
+            for (layer, end) in &ends {
+                let new = &passed[layer];
+                let positions =
+                    crate::solver::format::positions_of(&shape, &shape.layer(layer.0, layer.1));
+                for slot in 0..end.len() as u64 {
+                    if crate::solver::format::is_set(&positions, slot) {
+                        assert_eq!(
+                            new.get(slot),
+                            end.get(slot),
+                            "{kind:?} layer {layer:?} slot {slot} (two bytes: {two_bytes})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_pass_agrees_with_the_two_passes_on_small_boards() {
+        for rules in [Rules::Textbook, Rules::Classic] {
+            for (size, max_cars) in [(3, 2), (4, 3), (5, 2), (6, 2)] {
+                let kind = Kind {
+                    size,
+                    rules,
+                    max_cars,
+                };
+                agrees_with_the_two_passes(kind, true);
+            }
+        }
+    }
+
+    #[test]
+    fn the_pass_agrees_with_the_two_passes_on_the_whole_5x5_board() {
+        for rules in [Rules::Textbook, Rules::Classic] {
+            let kind = Kind {
+                size: 5,
+                rules,
+                max_cars: 4,
+            };
+            agrees_with_the_two_passes(kind, false);
+        }
+    }
+
+    /// 6 x 6 and 7 x 7 with 3 cars a side, both rules: minutes in a test
+    /// build (`cargo test --release --lib -- --ignored pass::`).
+    #[test]
+    #[ignore]
+    fn the_pass_agrees_with_the_two_passes_with_three_cars_on_6x6_and_7x7() {
+        for rules in [Rules::Textbook, Rules::Classic] {
+            for size in [6, 7] {
+                let kind = Kind {
+                    size,
+                    rules,
+                    max_cars: 3,
+                };
+                agrees_with_the_two_passes(kind, false);
+            }
+        }
+    }
+}
