@@ -218,6 +218,24 @@ pub fn solve_on(
 ) -> Result<Outcome, LayeredError> {
     let shape = shape_of(plan.kind)?;
     format::prepare_dir(&plan.dir, plan.kind)?;
+    let pairs = pair_layers(&shape);
+    // The one pass keeps within 2 bytes a slot of the largest pair, all
+    // told: the pairs made at once, and a quarter of a byte a slot of it
+    // for the layers ahead kept in memory for the pairs that read them.
+    let largest = pairs
+        .iter()
+        .map(|layers| layers.iter().map(|l| l.slots).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    let (memory, keep) = if plan.with_dte {
+        let keep = largest / 4;
+        (
+            memory_budget().min(PASS_BYTES_PER_SLOT * largest - keep),
+            keep,
+        )
+    } else {
+        (memory_budget(), memory_budget() / 8)
+    };
     let pass = Pass {
         shape: &shape,
         dir: &plan.dir,
@@ -233,10 +251,11 @@ pub fn solve_on(
         } else {
             SOLVE_BYTES_PER_SLOT
         },
+        memory,
         stop_after_layers: plan.stop_after_layers,
     };
-    let maker = Maker::solving(shape.clone(), plan, memory_budget() / 8);
-    each_pair(&pair_layers(&shape), &pass, progress, &maker, ranks)
+    let maker = Maker::solving(shape.clone(), plan, keep);
+    each_pair(&pairs, &pass, progress, &maker, ranks)
 }
 
 /// The sizes that decide what a solve of one kind needs, before it is
@@ -575,6 +594,8 @@ struct Pass<'a> {
     threads: usize,
     /// Memory a pair takes while it is made, a slot.
     bytes_per_slot: u64,
+    /// Memory the pairs being made may take at once.
+    memory: u64,
     stop_after_layers: Option<u64>,
 }
 
@@ -616,6 +637,7 @@ fn each_pair(
         metric,
         threads,
         bytes_per_slot,
+        memory,
         stop_after_layers,
     } = *pass;
     let mut outcome = Outcome {
@@ -695,7 +717,7 @@ fn each_pair(
             found,
             schedule::Budget {
                 threads,
-                bytes: memory_budget(),
+                bytes: memory,
             },
             |i, threads| maker.make(&pairs[i], threads),
             start,
@@ -1208,6 +1230,7 @@ pub fn add_dte_knowing(
         metric: Metric::Dte,
         threads,
         bytes_per_slot: DTE_BYTES_PER_SLOT,
+        memory: memory_budget(),
         stop_after_layers,
     };
     let maker = Maker::distances(shape.clone(), dir, kind, memory_budget() / 8);
