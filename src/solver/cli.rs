@@ -319,16 +319,21 @@ fn convert(
         );
     };
     let done = super::convert(old, new, threads, &on_file)?;
+    let kinds = match (done.with_dtz, done.with_dte) {
+        (true, true) => ".wdl, .dtz and .dte",
+        (true, false) => ".wdl and .dtz (the old directory has no .dte files)",
+        (false, _) => ".wdl and .dte (the old directory has no .dtz files)",
+    };
+    let earlier = match done.files - done.written {
+        0 => String::new(),
+        n => format!(", {n} of them by an earlier run"),
+    };
     println!(
-        "converted {} layers{} from {} to {}: {} positions compared value for value, all equal; {} -> {} ({:.1} s, peak memory {})",
+        "converted {} layers from {} to {}: {} files, {kinds} for every layer{earlier}; {} positions compared value for value, all equal; {} -> {} ({:.1} s, peak memory {})",
         done.layers,
-        if done.with_dte {
-            " with their distances to the end"
-        } else {
-            ""
-        },
         old.display(),
         new.display(),
+        done.files,
         done.positions,
         mib(done.old_bytes),
         mib(done.new_bytes),

@@ -15,7 +15,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::dte::{self, DteSide};
-use super::format::{self, Kind, LayerError, Metric, read_header, read_wdl};
+use super::format::{self, Content, Kind, LayerError, Metric, read_header, read_wdl};
 use super::layers::{Block, Child, Layer, Shape};
 use super::retro::{Side, Solved, solve_pair};
 use super::value::{Dtz, Tally, Values, WdlBits, decode};
@@ -32,6 +32,8 @@ pub enum LayeredError {
     Io(PathBuf, std::io::Error),
     /// A worker of an MPI job failed, or every worker was lost.
     Worker(String),
+    /// A journal that cannot be used: what it is or holds.
+    Journal(PathBuf, String),
 }
 
 impl fmt::Display for LayeredError {
@@ -46,6 +48,7 @@ impl fmt::Display for LayeredError {
             LayeredError::Solve(e) => e.fmt(f),
             LayeredError::Io(path, e) => write!(f, "cannot write {}: {e}", path.display()),
             LayeredError::Worker(why) => write!(f, "MPI: {why}"),
+            LayeredError::Journal(path, why) => write!(f, "--journal {}: {why}", path.display()),
         }
     }
 }
@@ -216,6 +219,7 @@ pub fn solve_on(
     progress: &mut dyn FnMut(&PairDone),
 ) -> Result<Outcome, LayeredError> {
     let shape = shape_of(plan.kind)?;
+    let _lock = format::lock_dir(&plan.dir)?;
     format::prepare_dir(&plan.dir, plan.kind)?;
     let pass = Pass {
         shape: &shape,
@@ -608,10 +612,23 @@ fn each_pair(
     let mut reported = 0;
     let mut found = Vec::with_capacity(pairs.len());
     for layers in pairs {
-        let headers = layers
-            .iter()
-            .map(|layer| format::read_values_header(dir, kind, metric, layer))
-            .collect::<Result<Vec<_>, _>>()?;
+        let headers = match finished_pair(dir, kind, metric, layers) {
+            Ok(headers) => headers,
+            // A damaged file is made again; what cannot be read at all
+            // (a FIFO, a file of another format) stops the run.
+            Err(
+                error @ (LayerError::Checksum(_)
+                | LayerError::Corrupt(..)
+                | LayerError::Truncated(_)),
+            ) => {
+                log::warn!(
+                    "{error}: the pair of layers {} is made again",
+                    journal_name(layers, Metric::Dtz)
+                );
+                vec![None]
+            }
+            Err(error) => return Err(error.into()),
+        };
         let on_disk = headers.iter().all(Option::is_some);
         if on_disk {
             reported += 1;
@@ -700,6 +717,44 @@ fn each_pair(
         return Err(e);
     }
     Ok(outcome)
+}
+
+/// The headers of the files of `metric` of a pair's `layers` that an
+/// earlier run finished (`None` for a layer not finished), each of those
+/// files and the `.wdl` files that go with distances to progress read
+/// whole and checked block by block: a resumed run never builds on a
+/// damaged file.
+///
+/// # Errors
+/// A finished layer's file that is damaged or of other tables.
+fn finished_pair(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layers: &[Layer],
+) -> Result<Vec<Option<format::Header>>, LayerError> {
+    let manifest = format::read_directory(dir)?;
+    let mut headers = Vec::with_capacity(layers.len());
+    for layer in layers {
+        let distance = Content::Distance(metric);
+        let Some(file) = format::LayerFile::open_in(dir, &manifest, kind, distance, layer)? else {
+            headers.push(None);
+            continue;
+        };
+        file.check_blocks()?;
+        if metric == Metric::Dtz {
+            let wdl = format::LayerFile::open_in(dir, &manifest, kind, Content::Wdl, layer)?
+                .ok_or_else(|| {
+                    LayerError::Io(
+                        Content::Wdl.path(dir, layer.black, layer.white),
+                        std::io::Error::from(std::io::ErrorKind::NotFound),
+                    )
+                })?;
+            wdl.check_blocks()?;
+        }
+        headers.push(Some(*file.header()));
+    }
+    Ok(headers)
 }
 
 /// Hands the `jobs` of `pairs` not `done` to the workers of `cluster`
@@ -1035,6 +1090,7 @@ pub fn add_dte_knowing(
 ) -> Result<DteOutcome, LayeredError> {
     let kind = format::read_kind(dir)?;
     let shape = shape_of(kind)?;
+    let _lock = format::lock_dir(dir)?;
     format::prepare_dir(dir, kind)?;
     let pairs = pair_layers(&shape);
     for layer in pairs.iter().flatten() {
@@ -1311,35 +1367,83 @@ pub fn verify_on(
     progress: &dyn Fn(u64, u64),
     ranks: Ranks,
 ) -> Result<Verified, LayeredError> {
-    let kind = format::read_kind(dir)?;
+    let manifest = format::read_directory(dir)?;
+    let kind = manifest.kind;
     let shape = shape_of(kind)?;
     let pairs = pair_layers(&shape);
-    let mut journal = match journal {
-        Some(path) => Some(Journal::open(path, kind)?),
-        None => None,
-    };
-    // A pair's distances to the end are checked where its `.dte` files
-    // are there (a DTE pass goes from the end back, so the layers ahead
-    // have theirs too).
-    let metrics: Vec<&[Metric]> = pairs
+    // The distances to the end are checked where the `.dte` files are
+    // there, and they must be there for every layer or none.
+    let with_dte: Vec<bool> = pairs
         .iter()
-        .map(|layers| {
-            Ok(if has_dte(dir, kind, layers)? {
+        .map(|layers| has_dte(dir, kind, layers))
+        .collect::<Result<_, LayeredError>>()?;
+    if with_dte.iter().any(|&d| d) {
+        let missing: Vec<PathBuf> = pairs
+            .iter()
+            .flatten()
+            .map(|l| Metric::Dte.path(dir, l.black, l.white))
+            .filter(|path| std::fs::symlink_metadata(path).is_err())
+            .collect();
+        if let Some(first) = missing.first() {
+            return Err(LayeredError::Layer(LayerError::Manifest(
+                dir.to_path_buf(),
+                format!(
+                    "{} of its {} .dte files (distances to the end) are missing, {} the \
+                     first: the tables are incomplete (`dodgem solve --dte {}` completes them)",
+                    missing.len(),
+                    pairs.iter().flatten().count(),
+                    first.display(),
+                    dir.display()
+                ),
+            )));
+        }
+    }
+    let metrics: Vec<&[Metric]> = with_dte
+        .iter()
+        .map(|&dte| {
+            if dte {
                 &[Metric::Dtz, Metric::Dte][..]
             } else {
                 &[Metric::Dtz][..]
-            })
+            }
         })
-        .collect::<Result<_, LayeredError>>()?;
+        .collect();
+    let mut journal = match journal {
+        Some(path) => Some(Journal::open(
+            path,
+            kind,
+            &journal_binding(dir, &manifest),
+            journal_limit(&pairs),
+        )?),
+        None => None,
+    };
+    // What each pair's check reads (its files and those of the layers
+    // ahead), for a journal that records it: a record of other files is
+    // not taken.
+    let fingerprints: Vec<Vec<u64>> = match &journal {
+        None => vec![Vec::new(); pairs.len()],
+        Some(_) => pairs
+            .iter()
+            .zip(&metrics)
+            .map(|(layers, metrics)| {
+                metrics
+                    .iter()
+                    .map(|&m| pair_fingerprint(dir, &manifest, &shape, layers, m))
+                    .collect::<Result<Vec<u64>, LayerError>>()
+            })
+            .collect::<Result<_, _>>()?,
+    };
     let total: u64 = pairs
         .iter()
         .zip(&metrics)
         .map(|(layers, metrics)| (layers.len() * metrics.len()) as u64)
         .sum();
     let recorded = |journal: &Option<Journal>, i: usize, metric: Metric| {
+        let m = metrics[i].iter().position(|&x| x == metric)?;
         journal
             .as_ref()
             .and_then(|j| j.done.get(&journal_name(&pairs[i], metric)).copied())
+            .filter(|entry| entry.files == fingerprints[i][m])
     };
     // Both metrics are checked in one walk over the successors; a pair
     // with either not in the journal is walked again for both.
@@ -1386,9 +1490,11 @@ pub fn verify_on(
                         })?
                         .clone();
                     if let Some(journal) = journal.as_mut() {
+                        let m = metrics[i].iter().position(|&x| x == metric).unwrap_or(0);
                         journal.record(
                             &journal_name(layers, metric),
                             JournalEntry {
+                                files: fingerprints[i][m],
                                 positions: found.positions,
                                 mismatches: found.mismatches,
                             },
@@ -1411,6 +1517,17 @@ pub fn verify_on(
         Ok(())
     };
     for i in (0..pairs.len()).filter(|&i| in_journal[i]) {
+        // Not walked again, but read: every block against its checks.
+        for layer in &pairs[i] {
+            let contents = [Content::Wdl, Content::Distance(Metric::Dtz)]
+                .into_iter()
+                .chain(with_dte[i].then_some(Content::Distance(Metric::Dte)));
+            for content in contents {
+                format::LayerFile::open_in(dir, &manifest, kind, content, layer)?
+                    .ok_or_else(|| missing(content.path(dir, layer.black, layer.white)))?
+                    .check_blocks()?;
+            }
+        }
         take(i, None)?;
     }
     let maker = Maker::Verify {
@@ -1606,13 +1723,60 @@ fn journal_name(layers: &[Layer], metric: Metric) -> String {
 /// What the journal records of one checked pair.
 #[derive(Clone, Copy, Debug)]
 struct JournalEntry {
+    /// What was checked: [`pair_fingerprint`].
+    files: u64,
     positions: u64,
     mismatches: u64,
 }
 
-/// The verify journal: a first line naming the kind of table, then one
-/// line per checked pair, `pair <layer names> positions <n> mismatches <n>`,
-/// each flushed to disk before the next pair starts.
+/// The error of a file that is missing.
+fn missing(path: PathBuf) -> LayerError {
+    LayerError::Io(path, std::io::Error::from(std::io::ErrorKind::NotFound))
+}
+
+/// The line that binds a verify journal to the directory it checks: the
+/// directory's full path and its table set (none before format 3).
+fn journal_binding(dir: &Path, manifest: &format::Manifest) -> String {
+    let full = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let set = manifest
+        .set
+        .map_or_else(|| "none".to_string(), |set| format!("{set:016x}"));
+    format!("tables {:?} set {set}", full.to_string_lossy().into_owned())
+}
+
+/// The longest journal the check of `pairs` can write: a line a pair and
+/// metric, with room to spare.
+fn journal_limit(pairs: &[Vec<Layer>]) -> u64 {
+    4096 + 2 * pairs.len() as u64 * 256
+}
+
+/// What the check of a pair's `metric` reads, identified: the
+/// [`format::LayerFile::fingerprint`] of the pair's `.wdl` and distance
+/// files and those of the layers ahead, mixed.
+fn pair_fingerprint(
+    dir: &Path,
+    manifest: &format::Manifest,
+    shape: &Shape,
+    layers: &[Layer],
+    metric: Metric,
+) -> Result<u64, LayerError> {
+    let mut all: Vec<Layer> = layers.to_vec();
+    all.extend(layers.iter().filter_map(|l| ahead_of(shape, l)));
+    let mut digest = 0u64;
+    for layer in &all {
+        for content in [Content::Wdl, Content::Distance(metric)] {
+            let file = format::LayerFile::open_in(dir, manifest, manifest.kind, content, layer)?
+                .ok_or_else(|| missing(content.path(dir, layer.black, layer.white)))?;
+            digest = digest.rotate_left(7) ^ file.fingerprint();
+        }
+    }
+    Ok(digest)
+}
+
+/// The verify journal: a first line naming the kind of table, a second
+/// naming the directory ([`journal_binding`]), then one line per checked
+/// pair, `pair <layer names> files <what was read> positions <n>
+/// mismatches <n>`, each flushed to disk before the next pair starts.
 struct Journal {
     path: PathBuf,
     file: std::fs::File,
@@ -1620,52 +1784,96 @@ struct Journal {
 }
 
 impl Journal {
-    fn open(path: &Path, kind: Kind) -> Result<Journal, LayeredError> {
+    /// Opens (or starts) the journal at `path` of the check of `kind`'s
+    /// tables in the directory `binding` names; a journal longer than
+    /// `limit` bytes is refused unread.
+    fn open(path: &Path, kind: Kind, binding: &str, limit: u64) -> Result<Journal, LayeredError> {
         use std::io::Write;
         let heading = format!(
-            "dodgem verify journal 1 size {} rules {} max-cars {}",
+            "dodgem verify journal 2 size {} rules {} max-cars {}",
             kind.size,
             kind.rules.name(),
             kind.max_cars
         );
-        let bad = |what: String| {
-            LayeredError::Io(
-                path.to_path_buf(),
-                std::io::Error::new(std::io::ErrorKind::InvalidData, what),
-            )
-        };
+        let bad = |why: String| LayeredError::Journal(path.to_path_buf(), why);
+        let io = |e| LayeredError::Io(path.to_path_buf(), e);
         let mut done = std::collections::HashMap::new();
-        let existing = match std::fs::read_to_string(path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(LayeredError::Io(path.to_path_buf(), e)),
-        };
+        let existing =
+            match crate::files::open_regular(path) {
+                Ok(file) => {
+                    let length = file.metadata().map_err(io)?.len();
+                    if length > limit {
+                        return Err(bad(format!(
+                            "bad content: {length} bytes, far more than a verify journal of these \
+                         tables takes"
+                        )));
+                    }
+                    let mut bytes = Vec::with_capacity(length as usize);
+                    std::io::Read::read_to_end(&mut std::io::Read::take(&file, limit), &mut bytes)
+                        .map_err(io)?;
+                    Some(String::from_utf8(bytes).map_err(|_| {
+                        bad("bad content: not text, so not a verify journal".into())
+                    })?)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                    return Err(bad(
+                    "is not a regular file (a journal must be one: a FIFO or device is refused)"
+                        .into(),
+                ));
+                }
+                Err(e) => return Err(io(e)),
+            };
         if let Some(text) = &existing {
             let mut lines = text.lines();
-            if lines.next() != Some(heading.as_str()) {
+            let first = lines.next().unwrap_or_default();
+            if first != heading {
+                return Err(bad(if first.starts_with("dodgem verify journal") {
+                    format!(
+                        "is the journal of another check (its first line is {first:?}, this \
+                         check's {heading:?}): name another journal, or remove it to check again"
+                    )
+                } else {
+                    format!("bad content: not a verify journal (its first line is {first:?})")
+                }));
+            }
+            let second = lines.next().unwrap_or_default();
+            if second != binding {
                 return Err(bad(format!(
-                    "not a verify journal for this table (expected the first line {heading:?})"
+                    "is the journal of the check of other tables (it records {second:?}, this \
+                     check is of {binding:?}): name another journal, or remove it to check again"
                 )));
             }
-            for line in lines {
-                // A line cut short by a kill is not a record: that pair is
-                // checked again.
-                let Some(entry) = parse_journal_line(line) else {
-                    continue;
-                };
-                done.insert(entry.0, entry.1);
+            let records: Vec<&str> = lines.collect();
+            let cut_short = !text.ends_with('\n');
+            for (i, line) in records.iter().enumerate() {
+                match parse_journal_line(line) {
+                    Some((names, entry)) => {
+                        done.insert(names, entry);
+                    }
+                    // A last line cut short by a kill is not a record:
+                    // that pair is checked again.
+                    None if cut_short && i + 1 == records.len() => {}
+                    None => {
+                        return Err(bad(format!(
+                            "bad content: line {} is not a record of a checked pair: {:?}",
+                            i + 3,
+                            line.chars().take(80).collect::<String>()
+                        )));
+                    }
+                }
             }
         }
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| LayeredError::Io(path.to_path_buf(), e))?;
+            .map_err(io)?;
         if existing.is_none() {
-            writeln!(file, "{heading}").map_err(|e| LayeredError::Io(path.to_path_buf(), e))?;
+            writeln!(file, "{heading}\n{binding}").map_err(io)?;
         } else if existing.as_deref().is_some_and(|t| !t.ends_with('\n')) {
             // Close a line cut short so the next record starts afresh.
-            writeln!(file).map_err(|e| LayeredError::Io(path.to_path_buf(), e))?;
+            writeln!(file).map_err(io)?;
         }
         Ok(Journal {
             path: path.to_path_buf(),
@@ -1679,8 +1887,8 @@ impl Journal {
         let io = |e| LayeredError::Io(self.path.clone(), e);
         writeln!(
             self.file,
-            "pair {names} positions {} mismatches {}",
-            entry.positions, entry.mismatches
+            "pair {names} files {:016x} positions {} mismatches {}",
+            entry.files, entry.positions, entry.mismatches
         )
         .map_err(io)?;
         self.file.sync_data().map_err(io)?;
@@ -1691,11 +1899,14 @@ impl Journal {
 
 fn parse_journal_line(line: &str) -> Option<(String, JournalEntry)> {
     let rest = line.strip_prefix("pair ")?;
-    let (names, counts) = rest.split_once(" positions ")?;
+    let (names, rest) = rest.split_once(" files ")?;
+    let (files, counts) = rest.split_once(" positions ")?;
     let (positions, mismatches) = counts.split_once(" mismatches ")?;
+    (files.len() == 16).then_some(())?;
     Some((
         names.to_string(),
         JournalEntry {
+            files: u64::from_str_radix(files, 16).ok()?,
             positions: positions.parse().ok()?,
             mismatches: mismatches.parse().ok()?,
         },
