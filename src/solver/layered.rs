@@ -259,34 +259,137 @@ pub struct Census {
 }
 
 /// The [`Census`] of `kind`'s tables, also of one too large for this
-/// solver to take on (the whole 7 x 7 board, for a plan).
+/// solver to take on (the whole 8 x 8 board, for a plan): counted from
+/// how many sets of cars each progress has, without building the index,
+/// so in a few kilobytes whatever the size and car count.
 ///
 /// # Errors
 /// A kind without tables.
 pub fn census(kind: Kind) -> Result<Census, LayeredError> {
-    let shape = Shape::shared(kind.size, kind.max_cars).ok_or(LayeredError::Shape(kind))?;
-    let pairs = pair_layers(&shape);
-    let jobs = pair_jobs(&shape, &pairs, 1);
+    let counts = SetCounts::new(kind).ok_or(LayeredError::Shape(kind))?;
+    let (low, high) = (counts.min_progress(), counts.max_progress());
+    // The pairs in solving order, as [`Shape::pairs`] gives them.
+    let mut pairs: Vec<Vec<(u32, u32)>> = Vec::new();
+    for total in (2 * low..=2 * high).rev() {
+        for a in low.max(total.saturating_sub(high))..=total / 2 {
+            let b = total - a;
+            pairs.push(if a == b {
+                vec![(a, a)]
+            } else {
+                vec![(a, b), (b, a)]
+            });
+        }
+    }
+    let index: HashMap<(u32, u32), usize> = pairs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, layers)| layers.iter().map(move |&l| (l, i)))
+        .collect();
+    let slots_of =
+        |layers: &[(u32, u32)]| -> u64 { layers.iter().map(|&(a, b)| counts.slots(a, b)).sum() };
     // Pairs come from the end of the game back, so those a pair waits
     // for come before it in the list.
-    let mut heaviest = vec![0u64; jobs.len()];
-    for (i, job) in jobs.iter().enumerate() {
-        debug_assert!(job.after.iter().all(|&j| j < i));
-        let before = job.after.iter().map(|&j| heaviest[j]).max().unwrap_or(0);
-        heaviest[i] = before + job.bytes;
+    let mut heaviest = vec![0u64; pairs.len()];
+    for (i, layers) in pairs.iter().enumerate() {
+        // The layer `(b, a + 1)` Black's forward moves from `(a, b)` reach.
+        let before = layers
+            .iter()
+            .filter(|&&(a, _)| a < high)
+            .map(|&(a, b)| heaviest[index[&(b, a + 1)]])
+            .max()
+            .unwrap_or(0);
+        debug_assert!(
+            layers
+                .iter()
+                .all(|&(a, b)| a == high || index[&(b, a + 1)] < i)
+        );
+        heaviest[i] = before + slots_of(layers);
     }
     let (largest, layers) = pairs
         .iter()
-        .map(|layers| (layers.iter().map(|l| l.slots).sum::<u64>(), layers))
+        .map(|layers| (slots_of(layers), layers))
         .max_by_key(|(slots, _)| *slots)
         .expect("every kind of tables has pairs");
     Ok(Census {
         pairs: pairs.len(),
-        slots: pairs.iter().flatten().map(|l| l.slots).sum(),
-        largest: (largest, layers.iter().map(|l| (l.black, l.white)).collect()),
+        slots: pairs.iter().map(|layers| slots_of(layers)).sum(),
+        largest: (largest, layers.clone()),
         chain: heaviest.into_iter().max().unwrap_or(0),
         bytes_per_slot: SOLVE_BYTES_PER_SLOT.max(DTE_BYTES_PER_SLOT),
     })
+}
+
+/// How many sets of `k` cars have each file sum (a side's progress is
+/// its file sum, less for each car it lacks): what the sizes of the
+/// layered index follow from, without the sets themselves.
+struct SetCounts {
+    size: u32,
+    max_cars: u32,
+    /// `count[k][sum]`.
+    count: Vec<Vec<u64>>,
+}
+
+impl SetCounts {
+    /// The counts of `kind`'s index; `None` where [`Shape::new`] has no
+    /// index.
+    fn new(kind: Kind) -> Option<SetCounts> {
+        let (size, max_cars) = (kind.size, kind.max_cars);
+        if !(crate::board::MIN_SIZE..=crate::board::MAX_SIZE).contains(&size)
+            || max_cars == 0
+            || max_cars as usize >= size
+        {
+            return None;
+        }
+        let n = size as u32;
+        let kmax = max_cars as usize;
+        let sums = kmax * (size - 1) + 1;
+        // Square by square: a set either holds the square or not.
+        let mut count = vec![vec![0u64; sums]; kmax + 1];
+        count[0][0] = 1;
+        for square in 0..n * n {
+            let file = (square % n) as usize;
+            for k in (1..=kmax).rev() {
+                for sum in (file..sums).rev() {
+                    count[k][sum] = count[k][sum].saturating_add(count[k - 1][sum - file]);
+                }
+            }
+        }
+        Some(SetCounts {
+            size: n,
+            max_cars,
+            count,
+        })
+    }
+
+    fn min_progress(&self) -> u32 {
+        self.size * (self.size - 1 - self.max_cars)
+    }
+
+    fn max_progress(&self) -> u32 {
+        self.size * (self.size - 1) - 1
+    }
+
+    /// Sets of `cars` cars with this progress.
+    fn sets(&self, progress: u32, cars: u32) -> u64 {
+        progress
+            .checked_sub(self.size * (self.size - 1 - cars))
+            .and_then(|sum| self.count[cars as usize].get(sum as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Slots of layer `(black, white)`: every block of car counts.
+    fn slots(&self, black: u32, white: u32) -> u64 {
+        let cars = 1..=self.max_cars;
+        cars.clone()
+            .map(|k| {
+                let blacks = self.sets(black, k);
+                cars.clone()
+                    .map(|m| blacks.saturating_mul(self.sets(white, m)))
+                    .fold(0u64, u64::saturating_add)
+            })
+            .fold(0u64, u64::saturating_add)
+    }
 }
 
 /// Where a pass's pairs are made: by this process, or by the workers of
@@ -2074,5 +2177,76 @@ impl Checker<'_> {
             progress.expect("a position with a move has a best one"),
             end,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The census of a kind from its index built whole (the count before
+    /// [`census`] counted sets instead).
+    fn census_of_shape(kind: Kind) -> Census {
+        let shape = Shape::new(kind.size, kind.max_cars).unwrap();
+        let pairs = pair_layers(&shape);
+        let jobs = pair_jobs(&shape, &pairs, 1);
+        let mut heaviest = vec![0u64; jobs.len()];
+        for (i, job) in jobs.iter().enumerate() {
+            let before = job.after.iter().map(|&j| heaviest[j]).max().unwrap_or(0);
+            heaviest[i] = before + job.bytes;
+        }
+        let (largest, layers) = pairs
+            .iter()
+            .map(|layers| (layers.iter().map(|l| l.slots).sum::<u64>(), layers))
+            .max_by_key(|(slots, _)| *slots)
+            .unwrap();
+        Census {
+            pairs: pairs.len(),
+            slots: pairs.iter().flatten().map(|l| l.slots).sum(),
+            largest: (largest, layers.iter().map(|l| (l.black, l.white)).collect()),
+            chain: heaviest.into_iter().max().unwrap(),
+            bytes_per_slot: SOLVE_BYTES_PER_SLOT.max(DTE_BYTES_PER_SLOT),
+        }
+    }
+
+    #[test]
+    fn the_census_counted_from_sets_is_the_one_of_the_index() {
+        for (size, cars) in [
+            (3, 2),
+            (4, 1),
+            (4, 3),
+            (5, 2),
+            (5, 4),
+            (6, 3),
+            (7, 2),
+            (8, 2),
+        ] {
+            let kind = Kind {
+                size,
+                rules: Rules::Textbook,
+                max_cars: cars,
+            };
+            assert_eq!(
+                census(kind).unwrap(),
+                census_of_shape(kind),
+                "{size} {cars}"
+            );
+        }
+        // The whole 8 x 8 board: counted, not built (its index would take
+        // tens of gigabytes).
+        let whole = Kind {
+            size: 8,
+            rules: Rules::Textbook,
+            max_cars: 7,
+        };
+        let found = census(whole).unwrap();
+        assert!(found.slots > 1 << 40, "{found:?}");
+        assert!(
+            census(Kind {
+                max_cars: 8,
+                ..whole
+            })
+            .is_err()
+        );
     }
 }
