@@ -59,14 +59,14 @@ fn largest(dir: &Path, ext: &str) -> (PathBuf, (u32, u32)) {
     (path, (a.parse().unwrap(), b.parse().unwrap()))
 }
 
-/// Where a layer file's block index lies (format 4: after a 96-byte
-/// header and the code's table; before the block data).
+/// Where a layer file's block index lies: after the header (96 bytes in
+/// format 4, 80 in format 3) and the code's table; before the block data.
 fn index_of(path: &Path) -> std::ops::Range<usize> {
     let bytes = std::fs::read(path).unwrap();
     let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
     let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
-    assert_eq!(u32_at(8), 4, "a file of format 4");
-    let start = 96 + (u32_at(76) >> 8) as usize;
+    let header = if u32_at(8) >= 4 { 96 } else { 80 };
+    let start = header + (u32_at(76) >> 8) as usize;
     let end = bytes.len() - u64_at(64) as usize;
     assert!(end > start, "{}: an index", path.display());
     start..end

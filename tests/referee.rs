@@ -1507,24 +1507,30 @@ fn a_resumed_match_recomputes_each_result_from_the_moves() {
     assert!(full.status.success(), "{}", full.stderr);
     let text = std::fs::read_to_string(&pgn).unwrap();
     let games = records(&text);
-    // A game its moves ended (the last car off), its result turned round
-    // in both places a record has it.
+    // A game its moves ended (all cars off, a blocked side or a third
+    // repetition), its result changed in both places a record has it.
     let (index, game) = games
         .iter()
         .enumerate()
-        .find(|(_, g)| g.contains("[Termination \"all cars off\"]"))
-        .expect("a game ended by its last car off");
+        .find(|(_, g)| {
+            ["all cars off", "blocked", "threefold repetition"]
+                .iter()
+                .any(|t| g.contains(&format!("[Termination \"{t}\"]")))
+        })
+        .expect("a game its moves ended");
     let (was, edit) = if game.contains("[Result \"1-0\"]") {
         ("1-0", "0-1")
-    } else {
+    } else if game.contains("[Result \"0-1\"]") {
         ("0-1", "1-0")
+    } else {
+        ("1/2-1/2", "1-0")
     };
-    let at = game.rfind(&format!(" {was}")).unwrap();
     let mut edited = game.replacen(
         &format!("[Result \"{was}\"]"),
         &format!("[Result \"{edit}\"]"),
         1,
     );
+    let at = edited.rfind(&format!(" {was}")).unwrap();
     edited.replace_range(at..at + 1 + was.len(), &format!(" {edit}"));
     let mut all = games.clone();
     all[index] = edited;
