@@ -4,7 +4,9 @@
 //! by layer, 5 x 5 endgame tables against their own moves, and what
 //! `solve` and `go` report from them.
 
-use crate::common::{Engine, LONG, Rng, best_move, files_of, run_cli, scratch, shared, table_dir};
+use crate::common::{
+    Engine, LONG, Rng, best_move, files_of, run_cli, same_set, scratch, shared, table_dir,
+};
 use crate::reference::{Dtm, Reference};
 use dodgem::board::{Position, Rules};
 use dodgem::notation::format_position;
@@ -184,6 +186,7 @@ fn a_solve_without_distances_resumes_one_with_them_and_the_dte_pass_completes_it
     // A solve with distances stopped part-way (as a killed run leaves
     // one), then finished without them.
     let parts = dir.join("parts");
+    same_set(&whole, &parts);
     solve(&parts, &["--stop-after-layers", "30"]);
     let started = files_ending(&parts, "dte");
     assert!(started >= 30, "{started} distance files before resuming");

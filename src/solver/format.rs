@@ -1280,6 +1280,15 @@ impl LayerFile {
         let mut bytes = [0u8; BOUND_HEADER_LEN as usize];
         let read = read_at_most(&file, &mut bytes, 0).map_err(io_error)?;
         let (mut header, crc) = Header::parse(&path, &bytes[..read])?;
+        let tiling = match header.code {
+            BlockCode::Tiles { width_bits, .. } => {
+                let tiling = Tiling::new(layer, header.block_slots, 1 << width_bits);
+                header.blocks = tiling.tiles();
+                Some(tiling)
+            }
+            BlockCode::Runs { .. } => None,
+        };
+        header.check(&path, kind, content, layer)?;
         let foreign = |why: String| Err(LayerError::Foreign(path.clone(), why));
         match manifest.set {
             Some(set) if !header.is_bound() => {
@@ -1305,15 +1314,6 @@ impl LayerFile {
             }
             _ => {}
         }
-        let tiling = match header.code {
-            BlockCode::Tiles { width_bits, .. } => {
-                let tiling = Tiling::new(layer, header.block_slots, 1 << width_bits);
-                header.blocks = tiling.tiles();
-                Some(tiling)
-            }
-            BlockCode::Runs { .. } => None,
-        };
-        header.check(&path, kind, content, layer)?;
         if length != header.file_length() {
             return Err(LayerError::Truncated(path));
         }

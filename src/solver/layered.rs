@@ -1974,9 +1974,11 @@ impl Journal {
             .map_err(io)?;
         if existing.is_none() {
             writeln!(file, "{heading}\n{binding}").map_err(io)?;
-        } else if existing.as_deref().is_some_and(|t| !t.ends_with('\n')) {
-            // Close a line cut short so the next record starts afresh.
-            writeln!(file).map_err(io)?;
+        } else if let Some(text) = existing.as_deref().filter(|t| !t.ends_with('\n')) {
+            // A line cut short is dropped, so the next record starts on
+            // a line of its own and the journal holds whole lines only.
+            let whole = text.rfind('\n').map_or(0, |at| at + 1);
+            file.set_len(whole as u64).map_err(io)?;
         }
         Ok(Journal {
             path: path.to_path_buf(),
