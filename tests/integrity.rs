@@ -680,11 +680,22 @@ fn one_writer_a_directory_and_only_its_own_temporary_files_removed() {
         "{}",
         out.stderr
     );
-    for command in ["--dte"] {
-        let out = run(&["solve", command, dir.to_str().unwrap()], SOLVE);
+    let fixture = format_2_directory();
+    let others: [&[&str]; 2] = [
+        &["solve", "--dte", dir.to_str().unwrap()],
+        &[
+            "solve",
+            "--convert",
+            fixture.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+    ];
+    for args in others {
+        let out = run(args, SOLVE);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", out.stdout);
         assert!(
             out.stderr.contains("is in use by process"),
-            "{command}: {}",
+            "{args:?}: {}",
             out.stderr
         );
     }
@@ -734,4 +745,46 @@ fn a_missing_directory_is_called_one() {
             out.stderr
         );
     }
+}
+
+/// The engine's resident memory, from `/proc`.
+fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_table_cache_takes_the_memory_of_the_blocks_it_holds_not_its_bound() {
+    let _cpu = shared();
+    let dir = solve5("cache", "textbook");
+    let mut engine = Engine::start();
+    let lines = engine.send_all(&[
+        "setoption name BoardSize value 5",
+        "setoption name TablebaseCache value 65536",
+        &format!("setoption name TablebasePath value {}", dir.display()),
+    ]);
+    assert!(errors(&lines).is_empty(), "{lines:?}");
+    // Three black cars, one about to leave: the search meets positions of
+    // two cars a side at once, and probes them.
+    engine.send("position fen 5/5/4B/1B3/B1WW1 b");
+    engine.sync();
+    let before = resident_kib(engine.pid());
+    engine.send("go nodes 2000");
+    let (lines, _) = engine.read_until(|l| l.starts_with("bestmove"), LONG);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" tbhits ") && !l.contains(" tbhits 0 ")),
+        "no probe: {lines:?}"
+    );
+    let after = resident_kib(engine.pid());
+    // 64 GiB of blocks allowed: a table sized for that bound would take
+    // a quarter of a gigabyte at the first probe.
+    assert!(
+        after < before + 32 * 1024,
+        "{before} KiB before the search, {after} KiB after"
+    );
+    engine.quit();
+    std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
 }

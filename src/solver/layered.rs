@@ -233,6 +233,7 @@ pub fn solve_on(
             SOLVE_BYTES_PER_SLOT
         },
         stop_after_layers: plan.stop_after_layers,
+        fresh: &HashMap::new(),
     };
     let maker = Maker::solving(shape.clone(), plan, memory_budget() / 8);
     each_pair(&pair_layers(&shape), &pass, progress, &maker, ranks)
@@ -669,6 +670,9 @@ struct Pass<'a> {
     /// Memory a pair takes while it is made, a slot.
     bytes_per_slot: u64,
     stop_after_layers: Option<u64>,
+    /// Layers whose files this process wrote (a solve that derived their
+    /// distances to the end): found finished, they are not read again.
+    fresh: &'a HashMap<(u32, u32), (u32, u32)>,
 }
 
 /// Memory a pair takes while it is solved, a slot: its one-byte states
@@ -705,6 +709,7 @@ fn each_pair(
         threads,
         bytes_per_slot,
         stop_after_layers,
+        fresh,
     } = *pass;
     let mut outcome = Outcome {
         tally: Tally::default(),
@@ -715,7 +720,7 @@ fn each_pair(
     let mut reported = 0;
     let mut found = Vec::with_capacity(pairs.len());
     for layers in pairs {
-        let headers = match finished_pair(dir, kind, metric, layers) {
+        let headers = match finished_pair(dir, kind, metric, layers, fresh) {
             Ok(headers) => headers,
             // A damaged file is made again; what cannot be read at all
             // (a FIFO, a file of another format) stops the run.
@@ -826,7 +831,8 @@ fn each_pair(
 /// earlier run finished (`None` for a layer not finished), each of those
 /// files and the `.wdl` files that go with distances to progress read
 /// whole and checked block by block: a resumed run never builds on a
-/// damaged file.
+/// damaged file. The layers in `fresh`, written by this process, are
+/// taken as they are.
 ///
 /// # Errors
 /// A finished layer's file that is damaged or of other tables.
@@ -835,6 +841,7 @@ fn finished_pair(
     kind: Kind,
     metric: Metric,
     layers: &[Layer],
+    fresh: &HashMap<(u32, u32), (u32, u32)>,
 ) -> Result<Vec<Option<format::Header>>, LayerError> {
     let manifest = format::read_directory(dir)?;
     let mut headers = Vec::with_capacity(layers.len());
@@ -844,6 +851,10 @@ fn finished_pair(
             headers.push(None);
             continue;
         };
+        if fresh.contains_key(&(layer.black, layer.white)) {
+            headers.push(Some(*file.header()));
+            continue;
+        }
         file.check_blocks()?;
         if metric == Metric::Dtz {
             let wdl = format::LayerFile::open_in(dir, &manifest, kind, Content::Wdl, layer)?
@@ -1213,6 +1224,7 @@ pub fn add_dte_knowing(
         threads,
         bytes_per_slot: DTE_BYTES_PER_SLOT,
         stop_after_layers,
+        fresh: known,
     };
     let maker = Maker::distances(shape.clone(), dir, kind, memory_budget() / 8);
     let mut found = Vec::new();
