@@ -1056,7 +1056,7 @@ fn adjudication_ends_games_at_forced_wins() {
     ]));
     assert!(
         run.stderr
-            .contains("--tablebase: cannot read /nonexistent/table"),
+            .contains("--tablebase: /nonexistent/table: no such directory"),
         "{}",
         run.stderr
     );
