@@ -53,6 +53,9 @@ impl Layered {
     /// What is wrong, naming the directory or the file.
     pub fn open(dir: &Path) -> Result<Layered, String> {
         match std::fs::metadata(dir) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Err(format!("{}: no such directory", shown(dir)));
+            }
             Err(error) => return Err(format!("cannot read {}: {error}", shown(dir))),
             Ok(meta) if !meta.is_dir() => {
                 return Err(format!(

@@ -5,7 +5,8 @@
 //! `solve` and `go` report from them.
 
 use crate::common::{
-    Engine, LONG, Rng, assert_same_wdl, best_move, files_with, run_cli, scratch, shared, table_dir,
+    Engine, LONG, Rng, assert_same_wdl, best_move, files_with, run_cli, same_set, scratch, shared,
+    table_dir,
 };
 use crate::reference::{Dtm, Reference};
 use dodgem::board::{Position, Rules};
@@ -186,6 +187,7 @@ fn a_solve_without_distances_resumes_one_with_them_and_the_dte_pass_completes_it
     // A solve with distances stopped part-way (as a killed run leaves
     // one), then finished without them.
     let parts = dir.join("parts");
+    same_set(&whole, &parts);
     solve(&parts, &["--stop-after-layers", "30"]);
     let started = files_ending(&parts, "dte");
     assert!(started >= 30, "{started} distance files before resuming");

@@ -7,7 +7,9 @@ use std::collections::{HashSet, VecDeque};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{assert_same_wdl, files_of, files_with, run, scratch, shared, table_dir};
+use crate::common::{
+    assert_same_wdl, files_of, files_with, run, same_set, scratch, shared, table_dir,
+};
 use dodgem::board::{Color, Position, Rules};
 use dodgem::solver::{
     self, Dtz, Kind, LayerError, LayeredError, Metric, Plan, Tables, Values, layer_path,
@@ -174,8 +176,14 @@ fn a_verify_journal_resumes_a_check_and_keeps_what_it_found() {
     );
     let text = std::fs::read_to_string(&journal).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].starts_with("dodgem verify journal 1 size 4 rules textbook"));
-    assert!(lines[1..].iter().all(|l| l.starts_with("pair ")), "{text}");
+    assert!(lines[0].starts_with("dodgem verify journal 2 size 4 rules textbook"));
+    // Bound to the directory: its full path and table set.
+    let full = dir.canonicalize().unwrap();
+    assert!(
+        lines[1].starts_with(&format!("tables {:?} set ", full.to_str().unwrap())),
+        "{text}"
+    );
+    assert!(lines[2..].iter().all(|l| l.starts_with("pair ")), "{text}");
 
     // Killed half-way, in the middle of a line: the run started again
     // checks only what is missing and finds the same totals.
@@ -189,18 +197,20 @@ fn a_verify_journal_resumes_a_check_and_keeps_what_it_found() {
     );
     assert!(!resumed.examples.is_empty());
 
-    // A complete journal reads no layer at all: a missing file goes unseen.
-    std::fs::remove_file(layer_path(&dir, 0, 0)).unwrap();
+    // A complete journal walks no successors, but every file is still
+    // read: a missing one is named.
     let again = verify(&dir, 2, Some(&journal), &|_, _| {}).unwrap();
     assert_eq!(again.positions, whole.positions);
+    std::fs::remove_file(layer_path(&dir, 0, 0)).unwrap();
+    let error = verify(&dir, 2, Some(&journal), &|_, _| {}).unwrap_err();
+    assert!(error.to_string().contains("layer-000-000.dtz"), "{error}");
 
     // A journal of another table is refused.
     let other = scratch("verify-journal-classic");
     solve(&other, 4, Rules::Classic);
     match verify(&other, 2, Some(&journal), &|_, _| {}) {
         Err(e) => assert!(
-            e.to_string()
-                .contains("not a verify journal for this table"),
+            e.to_string().contains("is the journal of another check"),
             "{e}"
         ),
         Ok(_) => panic!("a textbook journal was taken for a classic table"),
@@ -216,6 +226,7 @@ fn a_stopped_solve_resumes_to_the_same_files() {
     let whole = scratch("resume-whole");
     let parts = scratch("resume-parts");
     solve(&whole, 4, Rules::Classic);
+    same_set(&whole, &parts);
     let mut layers_seen = 0;
     for stop in [7, 30] {
         let outcome =
@@ -245,6 +256,9 @@ fn one_thread_and_pairs_side_by_side_write_the_same_files() {
     let one = scratch("threads-one");
     let three = scratch("threads-three");
     for (dir, threads) in [(&one, 1), (&three, 3)] {
+        if threads == 3 {
+            same_set(&one, &three);
+        }
         let plan = Plan {
             threads,
             ..plan(dir, 4, Rules::Textbook, None)
@@ -270,6 +284,7 @@ fn the_one_pass_gives_the_values_and_distances_of_the_two_passes() {
         let separate = solver::add_dte(&apart, 2, None, &mut |_| {}).unwrap();
         // The one pass: win/draw/loss and the distances to the end together.
         let fused = scratch("ends-fused");
+        same_set(&apart, &fused);
         let together = Plan {
             with_dte: true,
             ..plan(&fused, 4, rules, None)
@@ -678,6 +693,7 @@ fn two_byte_cells_and_wide_files_give_the_same_values() {
     let narrow = scratch("cells-narrow");
     let wide = scratch("cells-wide");
     solve(&narrow, 4, Rules::Classic);
+    same_set(&narrow, &wide);
     let mut two = plan(&wide, 4, Rules::Classic, None);
     two.two_bytes = true;
     solve_layers(&two, &mut |_| {}).unwrap();

@@ -70,6 +70,19 @@ fn solved_alone(name: &str, args: &[&str]) -> BTreeMap<String, Vec<u8>> {
     found
 }
 
+/// A fresh directory of the table set of `alone` (its manifest), so that
+/// a solve into it writes the same bytes: every layer file is bound to
+/// its directory's set.
+fn scratch_like(name: &str, alone: &BTreeMap<String, Vec<u8>>) -> std::path::PathBuf {
+    let dir = scratch(name);
+    std::fs::write(
+        dir.join(dodgem::solver::MANIFEST),
+        &alone[dodgem::solver::MANIFEST],
+    )
+    .unwrap();
+    dir
+}
+
 /// The `positions per side to move` line of a solve's summary.
 fn positions_line(stdout: &str) -> &str {
     stdout
@@ -91,7 +104,7 @@ fn ranks_write_the_files_of_one_process() {
         assert!(alone.len() > 10, "{name}: {} files", alone.len());
         // Two ranks with two threads each: threads still work in a rank.
         for (ranks, threads) in [(2, "2"), (3, "1"), (4, "1")] {
-            let dir = scratch(&format!("mpi-{name}-{ranks}"));
+            let dir = scratch_like(&format!("mpi-{name}-{ranks}"), &alone);
             let out = dir.to_str().unwrap();
             let output = mpirun(
                 ranks,
@@ -146,7 +159,7 @@ fn solve_losing_a_worker(
     needles: &[&str],
 ) -> Output {
     let alone = solved_alone(&format!("{name}-alone"), args);
-    let dir = scratch(name);
+    let dir = scratch_like(name, &alone);
     let out = dir.to_str().unwrap();
     let output = mpirun(
         3,
@@ -211,7 +224,7 @@ fn a_stopped_job_resumes_from_its_files() {
     let _cpu = shared();
     let args = ["--size", "4"];
     let alone = solved_alone("mpi-resume-alone", &args);
-    let dir = scratch("mpi-resume");
+    let dir = scratch_like("mpi-resume", &alone);
     let out = dir.to_str().unwrap();
     let output = mpirun(
         3,

@@ -1056,7 +1056,7 @@ fn adjudication_ends_games_at_forced_wins() {
     ]));
     assert!(
         run.stderr
-            .contains("--tablebase: cannot read /nonexistent/table"),
+            .contains("--tablebase: /nonexistent/table: no such directory"),
         "{}",
         run.stderr
     );
@@ -1483,6 +1483,91 @@ fn a_stopped_match_resumes_from_its_records_to_the_same_games() {
 }
 
 #[test]
+fn a_resumed_match_recomputes_each_result_from_the_moves() {
+    let _cpu = shared();
+    let scratch = Scratch::new("resume-result");
+    let (pgn, json) = (scratch.path("games.pgn"), scratch.path("results.json"));
+    let base = Match::new(&engine(), &engine()).with(&[
+        "--size",
+        "4",
+        "--nodes",
+        "300",
+        "--games",
+        "2",
+        "--random-plies",
+        "2",
+        "--seed",
+        "7",
+        "--pgn",
+        pgn.to_str().unwrap(),
+        "--results",
+        json.to_str().unwrap(),
+    ]);
+    let full = run_match(base.clone());
+    assert!(full.status.success(), "{}", full.stderr);
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    let games = records(&text);
+    // A game its moves ended (all cars off, a blocked side or a third
+    // repetition), its result changed in both places a record has it.
+    let (index, game) = games
+        .iter()
+        .enumerate()
+        .find(|(_, g)| {
+            ["all cars off", "blocked", "threefold repetition"]
+                .iter()
+                .any(|t| g.contains(&format!("[Termination \"{t}\"]")))
+        })
+        .expect("a game its moves ended");
+    let (was, edit) = if game.contains("[Result \"1-0\"]") {
+        ("1-0", "0-1")
+    } else if game.contains("[Result \"0-1\"]") {
+        ("0-1", "1-0")
+    } else {
+        ("1/2-1/2", "1-0")
+    };
+    let mut edited = game.replacen(
+        &format!("[Result \"{was}\"]"),
+        &format!("[Result \"{edit}\"]"),
+        1,
+    );
+    let at = edited.rfind(&format!(" {was}")).unwrap();
+    edited.replace_range(at..at + 1 + was.len(), &format!(" {edit}"));
+    let mut all = games.clone();
+    all[index] = edited;
+    std::fs::write(&pgn, all.concat()).unwrap();
+    let refused = run_match(base.clone().with(&["--resume"]));
+    assert!(!refused.status.success(), "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains(&format!("game {} of", index + 1))
+            && refused.stderr.contains(&format!("its result is {edit}"))
+            && refused
+                .stderr
+                .contains(&format!("its moves end the game {was}")),
+        "{}",
+        refused.stderr
+    );
+    // The Result tag alone edited: the two disagree.
+    let mut all = games.clone();
+    all[index] = game.replacen(
+        &format!("[Result \"{was}\"]"),
+        &format!("[Result \"{edit}\"]"),
+        1,
+    );
+    std::fs::write(&pgn, all.concat()).unwrap();
+    let refused = run_match(base.clone().with(&["--resume"]));
+    assert!(!refused.status.success());
+    assert!(
+        refused.stderr.contains("its Result tag is"),
+        "{}",
+        refused.stderr
+    );
+    // The records as played resume to the same score.
+    std::fs::write(&pgn, &text).unwrap();
+    let done = run_match(base.with(&["--resume"]));
+    assert!(done.status.success(), "{}", done.stderr);
+}
+
+#[test]
 fn a_gauntlet_refuses_a_bad_opponent_before_playing() {
     let scratch = Scratch::new("gauntlet-bad");
     let out = scratch.path("g");
@@ -1788,6 +1873,19 @@ fn a_gauntlet_checks_every_argument_before_the_first_game() {
         assert!(!out.join("same_3x3_5+0.1.json").exists(), "{other:?}");
     }
     assert_eq!(std::fs::read_to_string(&results).unwrap(), before);
+    // A settings file cut short in a line (a run stopped while writing it)
+    // is called that, not a file of other settings.
+    let settings = std::fs::read_to_string(out.join("gauntlet.txt")).unwrap();
+    let cut = settings.find("engine ").unwrap() + "engine ".len() + 2;
+    std::fs::write(out.join("gauntlet.txt"), &settings[..cut]).unwrap();
+    let refused = gauntlet(&out, &[&same], &cell);
+    assert!(
+        refused.stderr.contains("gauntlet.txt is cut short")
+            && !refused.stderr.contains("was played with"),
+        "{}",
+        refused.stderr
+    );
+    std::fs::write(out.join("gauntlet.txt"), &settings).unwrap();
     // A directory of an earlier version, without the settings file, still
     // has each cell's games checked.
     std::fs::remove_file(out.join("gauntlet.txt")).unwrap();

@@ -470,7 +470,7 @@ fn a_table_file_or_a_bad_path_is_refused_and_the_engine_carries_on() {
     );
     for (path, complaint) in [
         (&file, "is not a directory"),
-        (&dir.join("missing"), "cannot read"),
+        (&dir.join("missing"), "no such directory"),
     ] {
         let lines = engine.send_all(&[&format!(
             "setoption name TablebasePath value {}",

@@ -17,6 +17,7 @@ mod fuzz_protocol;
 mod fuzz_tables;
 mod gui_http;
 mod hardening;
+mod integrity;
 mod layered;
 mod movegen;
 #[cfg(feature = "mpi")]

@@ -111,7 +111,7 @@ mod tests {
         let error = Adjudicator::new(&[3], Rules::Textbook, Some(Path::new("/nonexistent.tb")))
             .unwrap_err();
         assert!(
-            error.starts_with("--tablebase: cannot read /nonexistent.tb"),
+            error.starts_with("--tablebase: /nonexistent.tb: no such directory"),
             "{error}"
         );
     }

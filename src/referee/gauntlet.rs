@@ -528,6 +528,14 @@ impl GauntletArgs {
         if found == wanted {
             return Ok(());
         }
+        if !found.ends_with('\n') && found.lines().count() <= wanted.lines().count() {
+            return Err(MatchError(format!(
+                "{} is cut short ({} bytes, its last line unfinished: the run that wrote it \
+                 was stopped?): remove it to have it written again, or use another --out",
+                files::shown(&path),
+                found.len()
+            )));
+        }
         let differs = wanted
             .lines()
             .zip(found.lines().chain(std::iter::repeat("")))

@@ -18,7 +18,7 @@ use crate::protocol::quote;
 
 use super::MatchError;
 use super::pgn::{self, ReadGame};
-use super::record::GameRecord;
+use super::record::{GameRecord, GameResult, Termination};
 
 /// The most bytes a record of one game may take on average (an 8 x 8 game
 /// of 600 plies with its comments takes about 16 KB).
@@ -96,6 +96,7 @@ pub(crate) fn played<'a>(
         let wanted = expected(index as u32);
         let record = check(&game, index as u32 + 1, &wanted)
             .and_then(|()| pgn::game_record(&game, wanted.engine1))
+            .and_then(|record| check_result(&game, &record).map(|()| record))
             .map_err(|difference| {
                 MatchError(format!(
                     "--resume: game {} of {shown} is not this match's: {difference} (play into \
@@ -137,6 +138,58 @@ fn check(game: &ReadGame, round: u32, wanted: &Expected) -> Result<(), String> {
             }
             None => return Err(format!("it has no {name} tag")),
         }
+    }
+    Ok(())
+}
+
+/// Whether a record's result is the one its moves give: a game the rules
+/// ended (all cars off, a blocked side, a third repetition) has the result
+/// and termination of its last position, whatever its tags say; a game
+/// they did not end cannot claim one of those terminations, and one cut
+/// at the ply limit is a draw. The `Result` tag and the closing result
+/// must agree.
+fn check_result(game: &ReadGame, record: &GameRecord) -> Result<(), String> {
+    let closing = game.result.as_deref().unwrap_or("*");
+    if game.tag("Result") != Some(closing) {
+        return Err(format!(
+            "its Result tag is {}, its closing result {}",
+            quote(game.tag("Result").unwrap_or("(none)")),
+            quote(closing)
+        ));
+    }
+    let board_ended = [
+        Termination::AllCarsOff,
+        Termination::Blocked,
+        Termination::Repetition,
+    ];
+    match game.game.outcome(game.rules) {
+        Some(outcome) => {
+            let (result, termination) = (GameResult::of(outcome), Termination::of(outcome));
+            if (record.result, record.termination) != (result, termination) {
+                return Err(format!(
+                    "its result is {} ({}), but its moves end the game {} ({}: {outcome})",
+                    record.result.pgn(),
+                    record.termination.name(),
+                    result.pgn(),
+                    termination.name()
+                ));
+            }
+        }
+        None if board_ended.contains(&record.termination) => {
+            return Err(format!(
+                "its termination is {}, but its moves do not end the game",
+                record.termination.name()
+            ));
+        }
+        None if record.termination == Termination::MaxPlies
+            && record.result != GameResult::Draw =>
+        {
+            return Err(format!(
+                "its result is {}, but a game stopped at the ply limit is a draw",
+                record.result.pgn()
+            ));
+        }
+        None => {}
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use super::value::{Wdl, WdlBits};
 
@@ -48,58 +48,120 @@ type Entry = Mutex<Option<(Tag, Arc<Decoded>)>>;
 
 /// Decoded blocks of one table directory: a direct-mapped table, each
 /// entry holding one block (a newer block that maps to the same entry
-/// replaces it).
+/// replaces it). The table starts small and doubles as blocks fill it, up
+/// to the entries the budget allows: its memory follows the blocks used,
+/// not the budget.
 pub struct BlockCache {
-    entries: OnceLock<Vec<Entry>>,
+    table: RwLock<Vec<Entry>>,
+    /// Entries holding a block.
+    held: AtomicUsize,
+    /// The most entries: the budget in force at the first probe, over a
+    /// block's bytes.
+    most: OnceLock<usize>,
     /// Slots a block holds (the largest of the directory's files).
     block_slots: u64,
     /// Blocks decoded (misses), for the tests.
     decoded: AtomicUsize,
 }
 
+/// Entries a table starts with.
+const FIRST_ENTRIES: usize = 64;
+
 impl BlockCache {
     pub fn new(block_slots: u64) -> BlockCache {
         BlockCache {
-            entries: OnceLock::new(),
+            table: RwLock::new(Vec::new()),
+            held: AtomicUsize::new(0),
+            most: OnceLock::new(),
             block_slots,
             decoded: AtomicUsize::new(0),
         }
     }
 
-    /// The entries, made at the first probe for the budget then in force.
-    fn entries(&self) -> &[Entry] {
-        self.entries.get_or_init(|| {
+    /// The most entries, fixed at the first probe by the budget then in
+    /// force.
+    fn most(&self) -> usize {
+        *self.most.get_or_init(|| {
             let per_block = self.block_slots.div_ceil(4) as usize + 64;
-            let count = (wdl_budget() / per_block).max(1);
-            (0..count).map(|_| Mutex::new(None)).collect()
+            (wdl_budget() / per_block).max(1)
         })
     }
 
     /// The block `tag` from the cache, or from `decode` (then kept);
     /// `None` when `decode` fails.
     pub fn get(&self, tag: Tag, decode: impl FnOnce() -> Option<Decoded>) -> Option<Arc<Decoded>> {
-        let entries = self.entries();
-        let entry = &entries[(tag.hash() % entries.len() as u64) as usize];
-        if let Some((held, block)) = &*entry.lock()
-            && *held == tag
         {
-            return Some(Arc::clone(block));
+            let table = self.table.read();
+            if !table.is_empty() {
+                let entry = &table[(tag.hash() % table.len() as u64) as usize];
+                if let Some((held, block)) = &*entry.lock()
+                    && *held == tag
+                {
+                    return Some(Arc::clone(block));
+                }
+            }
         }
-        // Decoded outside the entry's lock: other threads go on.
+        // Decoded outside the locks: other threads go on.
         let block = Arc::new(decode()?);
         self.decoded.fetch_add(1, Ordering::Relaxed);
-        *entry.lock() = Some((tag, Arc::clone(&block)));
+        self.keep(tag, Arc::clone(&block));
         Some(block)
+    }
+
+    /// Keeps `block` in its entry, growing the table first when it is
+    /// three quarters full and may grow.
+    fn keep(&self, tag: Tag, block: Arc<Decoded>) {
+        let most = self.most();
+        {
+            let table = self.table.read();
+            let len = table.len();
+            let full = self.held.load(Ordering::Relaxed) * 4 >= len * 3;
+            if len > 0 && !(full && len < most) {
+                let mut entry = table[(tag.hash() % len as u64) as usize].lock();
+                if entry.is_none() {
+                    self.held.fetch_add(1, Ordering::Relaxed);
+                }
+                *entry = Some((tag, block));
+                return;
+            }
+        }
+        let mut table = self.table.write();
+        let len = table.len();
+        let grown = if len == 0 {
+            FIRST_ENTRIES.min(most)
+        } else {
+            (len * 2).min(most)
+        };
+        if grown > len {
+            let old = std::mem::take(&mut *table);
+            *table = (0..grown).map(|_| Mutex::new(None)).collect();
+            let mut held = 0;
+            for kept in old.into_iter().filter_map(Mutex::into_inner) {
+                let entry = table[(kept.0.hash() % grown as u64) as usize].get_mut();
+                held += usize::from(entry.is_none());
+                *entry = Some(kept);
+            }
+            self.held.store(held, Ordering::Relaxed);
+        }
+        let len = table.len() as u64;
+        let entry = table[(tag.hash() % len) as usize].get_mut();
+        if entry.is_none() {
+            self.held.fetch_add(1, Ordering::Relaxed);
+        }
+        *entry = Some((tag, block));
     }
 
     /// Bytes of decoded blocks held, and how many.
     #[cfg(test)]
     fn resident(&self) -> (usize, usize) {
-        let Some(entries) = self.entries.get() else {
-            return (0, 0);
-        };
-        let held = entries.iter().filter(|e| e.lock().is_some()).count();
+        let held = self.held.load(Ordering::Relaxed);
         (held * self.block_slots.div_ceil(4) as usize, held)
+    }
+
+    /// Entries the table has now.
+    #[cfg(test)]
+    fn entries(&self) -> usize {
+        self.table.read().len()
     }
 
     /// Blocks decoded so far.
@@ -190,5 +252,35 @@ mod tests {
         assert_eq!(cache.decoded(), 1);
         let (bytes, held) = cache.resident();
         assert_eq!((bytes, held), (16, 1));
+    }
+
+    #[test]
+    fn the_table_grows_with_the_blocks_kept_not_with_the_budget() {
+        // A budget of 64 GiB allows about a billion entries of 64-slot
+        // blocks; a few blocks take a few entries.
+        let cache = BlockCache::new(64);
+        cache.most.set((64usize << 30) / (16 + 64)).unwrap();
+        let mut reader = WdlReader::default();
+        for block in 0..10 {
+            let tag = Tag { layer: 0, block };
+            assert_eq!(
+                reader.probe(&cache, tag, 0, || self::block(Wdl::Loss)),
+                Some(Wdl::Loss)
+            );
+        }
+        assert_eq!(cache.entries(), FIRST_ENTRIES);
+        for block in 10..1000 {
+            cache.get(Tag { layer: 1, block }, || self::block(Wdl::Win));
+        }
+        let (_, held) = cache.resident();
+        assert!(held > 500, "{held} blocks held");
+        assert!(cache.entries() <= 4096, "{} entries", cache.entries());
+        // Every block still there is found.
+        for block in 10..1000 {
+            let tag = Tag { layer: 1, block };
+            if let Some(found) = cache.get(tag, || None) {
+                assert_eq!(found.get(0), Wdl::Win);
+            }
+        }
     }
 }

@@ -80,10 +80,12 @@ pub struct Saved<M> {
     pub layers: Vec<(u32, u32, [M; 2])>,
 }
 
-/// The first line of a checkpoint of `kind`'s tables.
-fn heading(kind: Kind) -> String {
+/// The first line of a checkpoint of `kind`'s tables whose files have
+/// the fingerprint `tables` ([`super::store::Tables::fingerprint`]): a
+/// checkpoint of other tables (another solve, another set) is refused.
+fn heading(kind: Kind, tables: u64) -> String {
     format!(
-        "dodgem reach checkpoint 1 size {} rules {} max-cars {}",
+        "dodgem reach checkpoint 2 size {} rules {} max-cars {} tables {tables:016x}",
         kind.size,
         kind.rules.name(),
         kind.max_cars
@@ -105,9 +107,9 @@ fn counts_line(census: &Census) -> String {
 ///
 /// # Errors
 /// Any I/O error (the previous checkpoint, if any, is then untouched).
-pub fn save(path: &Path, kind: Kind, saved: &Saved<&[u64]>) -> io::Result<()> {
+pub fn save(path: &Path, kind: Kind, tables: u64, saved: &Saved<&[u64]>) -> io::Result<()> {
     write_durably_with(path, |out| {
-        writeln!(out, "{}", heading(kind))?;
+        writeln!(out, "{}", heading(kind, tables))?;
         writeln!(out, "total {}", saved.total)?;
         writeln!(out, "{}", counts_line(&saved.census))?;
         writeln!(out, "layers {}", saved.layers.len())?;
@@ -125,34 +127,74 @@ pub fn save(path: &Path, kind: Kind, saved: &Saved<&[u64]>) -> io::Result<()> {
     })
 }
 
-/// Reads the checkpoint at `path` for `kind`'s tables: `Ok(None)` when
-/// there is none yet.
+/// Reads the checkpoint at `path` for `kind`'s tables with the
+/// fingerprint `tables`: `Ok(None)` when there is none yet. Only a
+/// regular file is read (a FIFO or device is refused unopened), and no
+/// more of it than a checkpoint of these tables can take.
 ///
 /// # Errors
 /// A checkpoint of other tables, or one that is damaged or truncated.
-pub fn load(path: &Path, kind: Kind, shape: &Shape) -> Result<Option<Saved<Vec<u64>>>, LayerError> {
-    let file = match File::open(path) {
+pub fn load(
+    path: &Path,
+    kind: Kind,
+    tables: u64,
+    shape: &Shape,
+) -> Result<Option<Saved<Vec<u64>>>, LayerError> {
+    let file = match crate::files::open_regular(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+            return Err(LayerError::Foreign(
+                path.to_path_buf(),
+                "is not a regular file (a reach checkpoint must be one: a FIFO or device is \
+                 refused)"
+                    .into(),
+            ));
+        }
         Err(e) => return Err(LayerError::Io(path.to_path_buf(), e)),
     };
-    let bad =
-        |why: &str| LayerError::Corrupt(path.to_path_buf(), format!("reach checkpoint: {why}"));
-    let mut input = BufReader::new(file);
-    let line = |input: &mut BufReader<File>, what: &str| -> Result<Vec<String>, LayerError> {
-        let mut text = String::new();
-        match input.read_line(&mut text) {
-            Ok(0) | Err(_) => Err(bad(&format!("ends before its {what} line"))),
-            Ok(_) => Ok(text.split_whitespace().map(str::to_string).collect()),
-        }
+    let bad = |why: &str| {
+        LayerError::Corrupt(
+            path.to_path_buf(),
+            format!("bad content for a reach checkpoint: {why}"),
+        )
     };
+    // Every layer's two bitmaps and its line, and the lines before.
+    let (low, high) = (shape.min_progress(), shape.max_progress());
+    let most: u64 = 4096
+        + (low..=high)
+            .flat_map(|a| (low..=high).map(move |b| (a, b)))
+            .map(|(a, b)| shape.layer(a, b).slots.div_ceil(64) * 16 + 64)
+            .sum::<u64>();
+    let length = file
+        .metadata()
+        .map_err(|e| LayerError::Io(path.to_path_buf(), e))?
+        .len();
+    if length > most {
+        return Err(bad(&format!(
+            "{length} bytes, more than a checkpoint of these tables takes ({most})"
+        )));
+    }
+    let mut input = BufReader::new(file.take(most));
+    let line =
+        |input: &mut BufReader<io::Take<File>>, what: &str| -> Result<Vec<String>, LayerError> {
+            let mut text = String::new();
+            match input.read_line(&mut text) {
+                Ok(0) | Err(_) => Err(bad(&format!("ends before its {what} line"))),
+                Ok(_) => Ok(text.split_whitespace().map(str::to_string).collect()),
+            }
+        };
     let first = line(&mut input, "first")?.join(" ");
-    if first != heading(kind) {
+    let expected = heading(kind, tables);
+    if first != expected {
+        if !first.starts_with("dodgem reach checkpoint") {
+            return Err(bad(&format!("its first line is {first:?}")));
+        }
         return Err(LayerError::Foreign(
             path.to_path_buf(),
             format!(
-                "is not a reach checkpoint of these tables (its first line is {first:?}, expected {:?})",
-                heading(kind)
+                "is not a reach checkpoint of these tables (its first line is {first:?}, \
+                 expected {expected:?}): name another, or remove it to count from the start"
             ),
         ));
     }
@@ -209,7 +251,7 @@ pub fn load(path: &Path, kind: Kind, shape: &Shape) -> Result<Option<Saved<Vec<u
             return Err(bad(&format!("layer {black}-{white} has the wrong size")));
         }
         let mut crc = crc32fast::Hasher::new();
-        let mut read_map = |input: &mut BufReader<File>| -> Result<Vec<u64>, LayerError> {
+        let mut read_map = |input: &mut BufReader<io::Take<File>>| -> Result<Vec<u64>, LayerError> {
             let mut map: Vec<u64> = bytemuck::zeroed_vec(words_a_map as usize);
             input
                 .read_exact(bytemuck::cast_slice_mut(&mut map))

@@ -273,7 +273,7 @@ fn run_on(args: &SolveArgs, ranks: Ranks) -> Result<(), Box<dyn std::error::Erro
 fn plan(kind: Kind) -> Result<(), Box<dyn std::error::Error>> {
     let census = layered::census(kind)?;
     let (largest, layers) = &census.largest;
-    let gib = |slots: u64| (slots * census.bytes_per_slot) as f64 / f64::from(1u32 << 30);
+    let memory = |slots: u64| bytes(slots.saturating_mul(census.bytes_per_slot));
     println!(
         "{n}x{n} Dodgem, at most {} cars a side (either rule): {} layer pairs, {} index slots per side to move",
         kind.max_cars,
@@ -282,11 +282,11 @@ fn plan(kind: Kind) -> Result<(), Box<dyn std::error::Error>> {
         n = kind.size
     );
     println!(
-        "largest pair: layers {}, {} slots ({:.1}% of all): {:.1} GiB to solve with its distances to the end ({} bytes a slot)",
+        "largest pair: layers {}, {} slots ({:.1}% of all): {} to solve with its distances to the end ({} bytes a slot)",
         layer_names(layers),
         grouped(*largest),
         100.0 * *largest as f64 / census.slots as f64,
-        gib(*largest),
+        memory(*largest),
         census.bytes_per_slot
     );
     println!(
@@ -322,16 +322,21 @@ fn convert(
         );
     };
     let done = super::convert(old, new, threads, &on_file)?;
+    let kinds = match (done.with_dtz, done.with_dte) {
+        (true, true) => ".wdl, .dtz and .dte",
+        (true, false) => ".wdl and .dtz (the old directory has no .dte files)",
+        (false, _) => ".wdl and .dte (the old directory has no .dtz files)",
+    };
+    let earlier = match done.files - done.written {
+        0 => String::new(),
+        n => format!(", {n} of them by an earlier run"),
+    };
     println!(
-        "converted {} layers{} from {} to {}: {} positions compared value for value, all equal; {} -> {} ({:.1} s, peak memory {})",
+        "converted {} layers from {} to {}: {} files, {kinds} for every layer{earlier}; {} positions compared value for value, all equal; {} -> {} ({:.1} s, peak memory {})",
         done.layers,
-        if done.with_dte {
-            " with their distances to the end"
-        } else {
-            ""
-        },
         old.display(),
         new.display(),
+        done.files,
         done.positions,
         mib(done.old_bytes),
         mib(done.new_bytes),
@@ -811,6 +816,18 @@ pub(crate) fn grouped(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// A size in the unit that shows it best: `812 bytes`, `3.4 KiB`,
+/// `17.0 MiB`, `2.3 GiB`.
+fn bytes(n: u64) -> String {
+    const UNITS: [(&str, u32); 3] = [("GiB", 30), ("MiB", 20), ("KiB", 10)];
+    for (unit, shift) in UNITS {
+        if n >= 1 << shift {
+            return format!("{:.1} {unit}", n as f64 / (1u64 << shift) as f64);
+        }
+    }
+    format!("{n} bytes")
 }
 
 fn mib(bytes: u64) -> String {

@@ -1,8 +1,17 @@
-//! Table files (directories of format 2, layer files of format 3 or 2): a
-//! directory's manifest, and one file a layer for each of its
+//! Table files (directories of format 3, and 2 read as well; layer files
+//! of format 4 in a directory of format 3, of format 3 or 2 in one of
+//! format 2): a directory's manifest, and one file a layer for each of its
 //! win/draw/loss (`.wdl`), distance to progress
 //! (`.dtz`) and distance to the end (`.dte`), each probed in place a block
 //! at a time ([`LayerFile`]) or written whole ([`write_file`]).
+//!
+//! # Manifest
+//! `dodgem-tables.txt`: the lines `dodgem layered tables`, `format 3`,
+//! `size N`, `rules R`, `max-cars K` and `set S`, where `S` is the table
+//! set's identity, 16 hexadecimal digits drawn at random when the
+//! directory is prepared ([`prepare_dir`]); every layer file of the
+//! directory repeats it, and every check of the file is seeded with it.
+//! A directory of format 2 has no `set` line.
 //!
 //! # Layer file
 //! All integers little-endian.
@@ -10,7 +19,7 @@
 //! | bytes | field |
 //! |---|---|
 //! | 0..8 | magic `DODGEMLT` |
-//! | 8..12 | layer format version: 3 (2, read as well, is 3 with bytes 76..80 zero and unchecked, the index of 12-byte entries and the odds not compressed) |
+//! | 8..12 | layer format version: 4 (3 and 2, read as well: 3 is 4 without bytes 80..96, its checks not seeded; 2 is 3 with bytes 76..80 zero and unchecked, the index of 12-byte entries and the odds not compressed) |
 //! | 12 | board size |
 //! | 13 | rules: 0 `textbook`, 1 `classic` |
 //! | 14 | most cars a side on the board |
@@ -25,15 +34,36 @@
 //! | 56..60 | longest distance (of the file's metric; the `.wdl` file repeats that of the layer's `.dtz` file, or of its `.dte` file in tables of the one pass) |
 //! | 60..64 | values: 3 in a `.wdl` file, the longest distance + 1 in the others |
 //! | 64..72 | bytes of block data |
-//! | 72..76 | CRC-32 of bytes 8..72, of bytes 76..80 and of the code's table as stored |
+//! | 72..76 | CRC-32 of bytes 8..72, of bytes 76..96 (76..80 in format 3) and of the code's table as stored |
 //! | 76 | the block index: 0 entries of 12 bytes, 1 groups of 6-byte entries |
 //! | 77..80 | bytes of the code's table as stored |
-//! | 80.. | the code's table. Runs: code lengths, a byte for each symbol, contexts x values x classes of them (see [`codec`]). Tiles: the odds each context starts from (see [`tiles::Model`]), as one zstd frame (most contexts never occur, so the table shrinks about ninefold) |
+//! | 80..88 | format 4: the table set (the manifest's `set`) |
+//! | 88..92 | format 4: CRC-32 of the block index, started from the file's identity (below) |
+//! | 92..96 | format 4: zero |
+//! | 96.. (80.. before format 4) | the code's table. Runs: code lengths, a byte for each symbol, contexts x values x classes of them (see [`codec`]). Tiles: the odds each context starts from (see [`tiles::Model`]), as one zstd frame (most contexts never occur, so the table shrinks about ninefold) |
 //! | then | the block index, either for each block the end of its data (8 bytes, from the data's start) and its CRC-32 (4 bytes); or, for each group of 64 blocks, the start of the group's data (8 bytes, from the data's start) then for each of its blocks the length of its data (2 bytes) and its CRC-32 (4 bytes), where no block is longer than 65,535 bytes |
 //! | then | the blocks' data |
 //!
 //! With runs, block `i` holds slots `i * block slots` onwards; with tiles,
 //! block `i` is tile `i` of the layer's [`Tiling`].
+//!
+//! # What is checked
+//! In format 4 the checks form a chain from the header down: the header's
+//! CRC covers the table set, the index's CRC and the code; the index's
+//! CRC covers every block's length and CRC; and each CRC, of the index
+//! and of block `i`, starts not from zero but from a value drawn from the
+//! file's identity (table set, board, rule, car limit, what the file
+//! holds, its layer, its format and, for a block, `i`). So a zeroed
+//! index, a block of another file (or another place in this one) and a
+//! same-named file of another table set all fail. A block of no bytes is
+//! allowed only for a tile without positions (runs always take a byte).
+//! At open the whole index is read: its CRC is checked (format 4), and in
+//! every format its entries must follow one another without gaps to the
+//! data's end; each block is checked again when it is read. Files of
+//! formats 3 and 2 have unseeded block CRCs and no index CRC: a zeroed
+//! index is still caught (the entries do not reach the data's end, and
+//! an empty block holding positions is refused), but a same-named file
+//! of another set written over one is not.
 //!
 //! A `.wdl` file stores 0 draw, 1 win, 2 loss; a distance file the
 //! distance of each won or lost position, and anything for a draw. A
@@ -55,16 +85,28 @@ use super::value::{Dtz, Tally, Values, Wdl, WdlBits, decode};
 use crate::board::Rules;
 
 const MAGIC: &[u8; 8] = b"DODGEMLT";
-/// The directory format written and read (its manifest and file names).
-pub const VERSION: u32 = 2;
+/// The directory format written (its manifest and file names): its
+/// manifest names its table set, and its layer files are of
+/// [`LAYER_VERSION`].
+pub const VERSION: u32 = 3;
+/// The directory format before table sets, still read (its layer files
+/// of format 3 or 2); converted with `--convert`.
+pub const UNBOUND_VERSION: u32 = 2;
 /// The layer file format written.
-pub const LAYER_VERSION: u32 = 3;
-/// The layer file formats read: 2 is 3 without the grouped index.
+pub const LAYER_VERSION: u32 = 4;
+/// The layer file formats read: 3 is 4 without the table set and the
+/// seeded checks, 2 is 3 without the grouped index.
 const LAYER_VERSIONS: std::ops::RangeInclusive<u32> = 2..=LAYER_VERSION;
 /// The format before blocks: one compressed frame a layer, read whole
 /// (its directories and layer files both).
 const OLD_VERSION: u32 = 1;
+/// Bytes of a layer file's header in formats 2 and 3.
 const HEADER_LEN: u64 = 80;
+/// Bytes of a layer file's header in format 4: the table set, the
+/// index's CRC and four zero bytes after the rest.
+const BOUND_HEADER_LEN: u64 = 96;
+/// The lock file a writer holds in a directory ([`lock_dir`]).
+pub const LOCK_FILE: &str = ".dodgem-lock";
 /// The block codes: runs ([`codec`]) and tiles ([`tiles`]).
 const RUNS_CODE: u8 = 0;
 const TILES_CODE: u8 = 1;
@@ -101,6 +143,8 @@ pub enum LayerError {
     OldFormat(PathBuf),
     /// A layer found unusable earlier: why.
     Unusable(String),
+    /// Another process writes into the directory (its id, if known).
+    InUse(PathBuf, Option<u32>),
 }
 
 /// What the message about an old directory tells its owner to do.
@@ -117,7 +161,7 @@ impl fmt::Display for LayerError {
             LayerError::Version(path, version) => write!(
                 f,
                 "{} has format version {version}; this program reads directories of format \
-                 {VERSION} and layer files of format {} to {LAYER_VERSION}",
+                 {UNBOUND_VERSION} and {VERSION} and layer files of format {} to {LAYER_VERSION}",
                 path.display(),
                 LAYER_VERSIONS.start()
             ),
@@ -141,6 +185,16 @@ impl fmt::Display for LayerError {
                 path.display()
             ),
             LayerError::Unusable(why) => write!(f, "{why}"),
+            LayerError::InUse(dir, pid) => {
+                let by =
+                    pid.map_or_else(|| "another process".to_string(), |p| format!("process {p}"));
+                write!(
+                    f,
+                    "{} is in use by {by} (a solve, --dte or --convert writing into it): \
+                     wait for it to end, or write into another directory",
+                    dir.display()
+                )
+            }
         }
     }
 }
@@ -155,14 +209,20 @@ pub struct Kind {
     pub max_cars: u32,
 }
 
-/// What a manifest says: the kind, and the format version.
-struct Manifest {
-    kind: Kind,
-    version: u32,
+/// What a directory's manifest says: the kind of its tables, its format
+/// version and (from format 3) its table set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Manifest {
+    pub kind: Kind,
+    pub version: u32,
+    /// The table set every layer file of the directory belongs to: drawn
+    /// at random when the directory was prepared; `None` before format 3.
+    pub set: Option<u64>,
 }
 
 impl Kind {
-    /// The manifest of a directory of this kind in `version`'s format.
+    /// The manifest of a directory of this kind in `version`'s format
+    /// (of format 3 on: with no table set, see [`Kind::manifest_of_set`]).
     pub fn manifest(&self, version: u32) -> String {
         let format = match version {
             OLD_VERSION => String::new(),
@@ -174,6 +234,12 @@ impl Kind {
             self.rules.name(),
             self.max_cars
         )
+    }
+
+    /// The manifest of a directory of the current format holding table
+    /// set `set`.
+    pub fn manifest_of_set(&self, set: u64) -> String {
+        format!("{}set {set:016x}\n", self.manifest(VERSION))
     }
 
     fn parse(text: &str) -> Option<Manifest> {
@@ -195,6 +261,16 @@ impl Kind {
         let size = field("size")?.parse().ok()?;
         let rules = Rules::from_name(&field("rules")?)?;
         let max_cars = field("max-cars")?.parse().ok()?;
+        let set = if version >= VERSION {
+            let hex = field("set")?;
+            (hex.len() == 16).then_some(())?;
+            Some(u64::from_str_radix(&hex, 16).ok()?)
+        } else {
+            None
+        };
+        if lines.next().is_some() {
+            return None;
+        }
         Some(Manifest {
             kind: Kind {
                 size,
@@ -202,6 +278,7 @@ impl Kind {
                 max_cars,
             },
             version,
+            set,
         })
     }
 
@@ -278,7 +355,7 @@ impl Content {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Content::Wdl => "win/draw/loss",
             Content::Distance(Metric::Dtz) => "distances to progress",
@@ -304,19 +381,46 @@ pub fn layer_path(dir: &Path, black: u32, white: u32) -> PathBuf {
     Metric::Dtz.path(dir, black, white)
 }
 
-/// Prepares `dir` for tables of `kind`: writes the manifest, or checks the
-/// one there, and removes temporary files a killed run left behind.
+/// A table set's identity, new for each directory prepared: the time,
+/// the process and the standard library's random hash keys, mixed.
+fn new_set() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    hasher.write_u128(now.as_nanos());
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+/// Prepares `dir` for tables of `kind`: writes the manifest (with a new
+/// table set) into a new or empty directory, or checks the one there, and
+/// removes the temporary files that runs no longer running left behind.
+/// The caller holds the directory's lock ([`lock_dir`]).
 ///
 /// # Errors
-/// An unusable directory, one holding tables of another kind, or one of
-/// the old format.
+/// An unusable directory, one holding tables of another kind, one of an
+/// older format (format 2 is read but not written into: converted), or
+/// one without a manifest that holds other files.
 pub fn prepare_dir(dir: &Path, kind: Kind) -> Result<(), LayerError> {
     let io_error = |e| LayerError::Io(dir.to_path_buf(), e);
     fs::create_dir_all(dir).map_err(io_error)?;
     let manifest = dir.join(MANIFEST);
-    match fs::metadata(&manifest) {
+    match fs::symlink_metadata(&manifest) {
         Ok(_) => {
-            let found = read_kind(dir)?;
+            let found = read_directory(dir)?;
+            if found.version != VERSION {
+                return Err(LayerError::Manifest(
+                    manifest,
+                    format!(
+                        "holds tables of format {}, which this program reads but does not \
+                         write into; {CONVERT_HINT} to the current format, then carry on there",
+                        found.version
+                    ),
+                ));
+            }
+            let found = found.kind;
             if found != kind {
                 return Err(LayerError::Foreign(
                     dir.to_path_buf(),
@@ -333,37 +437,173 @@ pub fn prepare_dir(dir: &Path, kind: Kind) -> Result<(), LayerError> {
             }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            write_durably(&manifest, kind.manifest(VERSION).as_bytes()).map_err(io_error)?;
+            let other = fs::read_dir(dir)
+                .map_err(io_error)?
+                .filter_map(Result::ok)
+                .map(|entry| entry.file_name())
+                .find(|name| name != LOCK_FILE);
+            if let Some(other) = other {
+                return Err(LayerError::Manifest(
+                    dir.to_path_buf(),
+                    format!(
+                        "has no manifest ({MANIFEST}) but holds other files ({} among them): \
+                         tables are written into a new or empty directory",
+                        Path::new(&other).display()
+                    ),
+                ));
+            }
+            write_durably(&manifest, kind.manifest_of_set(new_set()).as_bytes())
+                .map_err(io_error)?;
         }
         Err(e) => return Err(LayerError::Io(manifest, e)),
     }
+    remove_stale_temporaries(dir)
+}
+
+/// Removes the temporary files (`NAME.PID.tmp`, see [`write_durably_with`])
+/// of `dir` left by processes that no longer run, and this process's own;
+/// those of a running process are left to it.
+fn remove_stale_temporaries(dir: &Path) -> Result<(), LayerError> {
+    let io_error = |e| LayerError::Io(dir.to_path_buf(), e);
     for entry in fs::read_dir(dir).map_err(io_error)? {
         let path = entry.map_err(io_error)?.path();
-        if path.extension().is_some_and(|e| e == "tmp") {
+        if path.extension().is_none_or(|e| e != "tmp") {
+            continue;
+        }
+        let writer = path
+            .file_stem()
+            .and_then(|stem| Path::new(stem).extension())
+            .and_then(|pid| pid.to_str()?.parse::<u32>().ok());
+        let running = writer.is_some_and(|pid| pid != std::process::id() && process_runs(pid));
+        if !running {
             fs::remove_file(&path).map_err(|e| LayerError::Io(path.clone(), e))?;
         }
     }
     Ok(())
 }
 
+/// Whether a process `pid` runs on this machine (Linux: it has its
+/// directory in `/proc`).
+fn process_runs(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// Takes `file`'s exclusive `flock` without waiting: `Ok(false)` when
+/// another open file holds it.
+#[allow(unsafe_code)]
+fn try_flock(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock only reads the descriptor, which `file` owns and keeps
+    // open for the call.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let error = io::Error::last_os_error();
+    if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(error)
+    }
+}
+
+/// The lock of one directory's writer ([`lock_dir`]), held until dropped.
+#[derive(Debug)]
+pub struct DirLock {
+    path: PathBuf,
+    file: File,
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        // Removed while still held, so no other writer locks the name
+        // about to go ([`lock_dir`] checks it locked the file the name
+        // names).
+        let _ = fs::remove_file(&self.path);
+        let _ = &self.file;
+    }
+}
+
+/// Takes the lock of `dir`'s one writer (created if missing): `flock` on
+/// its lock file, which names the holder's process. One solve, `--dte` or
+/// `--convert` at a time writes into a directory; a second is refused
+/// at once with the first's process id.
+///
+/// # Errors
+/// A directory that cannot be made or locked, or one another process holds.
+pub fn lock_dir(dir: &Path) -> Result<DirLock, LayerError> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let io_error = |e| LayerError::Io(dir.to_path_buf(), e);
+    fs::create_dir_all(dir).map_err(io_error)?;
+    let path = dir.join(LOCK_FILE);
+    loop {
+        let mut file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| LayerError::Io(path.clone(), e))?;
+        let opened = file
+            .metadata()
+            .map_err(|e| LayerError::Io(path.clone(), e))?;
+        if !opened.is_file() {
+            return Err(LayerError::Foreign(
+                path,
+                "is not a regular file (a directory's lock must be one)".into(),
+            ));
+        }
+        if !try_flock(&file).map_err(|e| LayerError::Io(path.clone(), e))? {
+            let mut text = String::new();
+            let _ = (&mut file).take(32).read_to_string(&mut text);
+            return Err(LayerError::InUse(
+                dir.to_path_buf(),
+                text.trim().parse().ok(),
+            ));
+        }
+        // The holder before may have removed the name as this process
+        // opened it: lock what the name names now.
+        let named = fs::symlink_metadata(&path).ok();
+        if named.is_none_or(|m| (m.dev(), m.ino()) != (opened.dev(), opened.ino())) {
+            continue;
+        }
+        file.set_len(0)
+            .map_err(|e| LayerError::Io(path.clone(), e))?;
+        file.write_all_at(std::process::id().to_string().as_bytes(), 0)
+            .map_err(|e| LayerError::Io(path.clone(), e))?;
+        return Ok(DirLock { path, file });
+    }
+}
+
 /// The longest manifest read: a real one is under 100 bytes.
 const MANIFEST_LIMIT: u64 = 4096;
 
 /// The kind of tables in `dir`, from its manifest (a regular file of at
-/// most a few kilobytes; a FIFO or device there is refused unopened).
+/// most a few kilobytes; a FIFO or device there is refused unopened):
+/// of the current format or of format 2.
 ///
 /// # Errors
 /// A missing, unreadable or bad manifest; one of the old format.
 pub fn read_kind(dir: &Path) -> Result<Kind, LayerError> {
-    let (manifest, version) = read_manifest(dir)?;
-    if version != VERSION {
-        return Err(if version == OLD_VERSION {
+    Ok(read_directory(dir)?.kind)
+}
+
+/// The manifest of `dir`, of a format this program reads (the current
+/// one or 2).
+///
+/// # Errors
+/// A missing, unreadable or bad manifest; one of another format.
+pub fn read_directory(dir: &Path) -> Result<Manifest, LayerError> {
+    let found = read_any_manifest(dir)?;
+    if found.version != VERSION && found.version != UNBOUND_VERSION {
+        return Err(if found.version == OLD_VERSION {
             LayerError::OldFormat(dir.to_path_buf())
         } else {
-            LayerError::Version(dir.join(MANIFEST), version)
+            LayerError::Version(dir.join(MANIFEST), found.version)
         });
     }
-    Ok(manifest)
+    Ok(found)
 }
 
 /// The kind and format version a directory's manifest names.
@@ -371,10 +611,26 @@ pub fn read_kind(dir: &Path) -> Result<Kind, LayerError> {
 /// # Errors
 /// A missing, unreadable or bad manifest.
 pub fn read_manifest(dir: &Path) -> Result<(Kind, u32), LayerError> {
+    let found = read_any_manifest(dir)?;
+    Ok((found.kind, found.version))
+}
+
+/// The manifest of `dir`, whatever its format.
+fn read_any_manifest(dir: &Path) -> Result<Manifest, LayerError> {
     let path = dir.join(MANIFEST);
     let bad = |why: &str| LayerError::Manifest(path.clone(), why.into());
-    let file = open_regular(&path)?
-        .ok_or_else(|| LayerError::Io(path.clone(), io::Error::from(io::ErrorKind::NotFound)))?;
+    let Some(file) = open_regular(&path)? else {
+        if fs::metadata(dir).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) {
+            return Err(LayerError::Manifest(
+                dir.to_path_buf(),
+                "no such directory".into(),
+            ));
+        }
+        return Err(LayerError::Io(
+            path.clone(),
+            io::Error::from(io::ErrorKind::NotFound),
+        ));
+    };
     let length = file
         .metadata()
         .map_err(|e| LayerError::Io(path.clone(), e))?
@@ -386,8 +642,7 @@ pub fn read_manifest(dir: &Path) -> Result<(Kind, u32), LayerError> {
     file.read_exact_at(&mut bytes, 0)
         .map_err(|e| LayerError::Io(path.clone(), e))?;
     let text = String::from_utf8(bytes).map_err(|_| bad("not a dodgem tables manifest"))?;
-    let found = Kind::parse(&text).ok_or_else(|| bad("not a dodgem tables manifest"))?;
-    Ok((found.kind, found.version))
+    Kind::parse(&text).ok_or_else(|| bad("not a dodgem tables manifest"))
 }
 
 /// Opens `path` for reading if it is a regular file: `Ok(None)` when
@@ -464,6 +719,11 @@ pub struct Header {
     pub index: Index,
     /// Bytes of the code's table as the file stores it.
     pub table: u64,
+    /// The table set the file belongs to (format 4; 0 before).
+    pub set: u64,
+    /// The CRC-32 of the block index, seeded with the file's identity
+    /// (format 4; 0 before).
+    pub index_crc: u32,
 }
 
 /// How a file's block index is laid out.
@@ -599,7 +859,7 @@ impl Header {
         if !LAYER_VERSIONS.contains(&version) {
             return Err(LayerError::Version(path.to_path_buf(), version));
         }
-        if bytes.len() < HEADER_LEN as usize {
+        if (bytes.len() as u64) < header_len(version) {
             return Err(LayerError::Truncated(path.to_path_buf()));
         }
         let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
@@ -676,7 +936,16 @@ impl Header {
             data: u64_at(64),
             index,
             table: u64::from(u32_at(76) >> 8),
+            set: 0,
+            index_crc: 0,
         };
+        if header.is_bound() {
+            header.set = u64_at(80);
+            header.index_crc = u32_at(88);
+            if u32_at(92) != 0 {
+                return Err(corrupt("nonzero bytes 92..96 of its header".into()));
+            }
+        }
         if let BlockCode::Runs { .. } = code {
             header.blocks = slots.div_ceil(block_slots);
         }
@@ -716,8 +985,71 @@ impl Header {
         }
     }
 
+    /// Bytes of the header (before the code's table).
+    fn header_len(&self) -> u64 {
+        header_len(self.version)
+    }
+
     fn index_at(&self) -> u64 {
-        HEADER_LEN + self.table
+        self.header_len() + self.table
+    }
+
+    /// Whether the file is bound to its table set (format 4 on): its
+    /// header names the set, its index has a CRC, and every check is
+    /// seeded with its identity.
+    pub fn is_bound(&self) -> bool {
+        self.version >= 4
+    }
+
+    /// Bytes 80..96 of a format-4 header: the table set, the index's
+    /// CRC and zero.
+    fn binding(&self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        out[0..8].copy_from_slice(&self.set.to_le_bytes());
+        out[8..12].copy_from_slice(&self.index_crc.to_le_bytes());
+        out
+    }
+
+    /// What a CRC of this file starts from: 0 before format 4; from
+    /// format 4 a value drawn from the file's identity (its table set,
+    /// board, rule, car limit, content, layer and format) and from `part`,
+    /// the block's number ([`INDEX_PART`] for the index).
+    fn seed(&self, part: u64) -> u32 {
+        if !self.is_bound() {
+            return 0;
+        }
+        let identity = [
+            self.set,
+            self.kind.size as u64
+                | u64::from(self.kind.rules_code()) << 8
+                | u64::from(self.kind.max_cars) << 16
+                | u64::from(self.content.code()) << 24
+                | u64::from(self.version) << 32,
+            u64::from(self.black) << 32 | u64::from(self.white),
+            part,
+        ];
+        let mut state = 0x6a09_e667_f3bc_c908u64;
+        for word in identity {
+            state = mix(state ^ word);
+        }
+        (state >> 32) as u32 ^ state as u32
+    }
+
+    /// The CRC-32 of block `block`'s bytes, as the index records it.
+    fn block_crc(&self, block: u64, bytes: &[u8]) -> u32 {
+        let mut hasher = crc32fast::Hasher::new_with_initial(self.seed(block));
+        hasher.update(bytes);
+        hasher.finalize()
+    }
+
+    /// A CRC-32 of the index's bytes, `index` (in pieces): the one a
+    /// format-4 header records.
+    fn index_checksum<'a>(&self, index: impl IntoIterator<Item = &'a [u8]>) -> u32 {
+        let mut hasher = crc32fast::Hasher::new_with_initial(self.seed(INDEX_PART));
+        for piece in index {
+            hasher.update(piece);
+        }
+        hasher.finalize()
     }
 
     fn data_at(&self) -> u64 {
@@ -756,6 +1088,9 @@ impl Header {
         hasher.update(&self.fields());
         if self.has_trailer() {
             hasher.update(&self.trailer());
+        }
+        if self.is_bound() {
+            hasher.update(&self.binding());
         }
         hasher.update(table);
         hasher.finalize()
@@ -851,6 +1186,27 @@ impl Header {
     }
 }
 
+/// Bytes of a layer file's header in format `version`.
+fn header_len(version: u32) -> u64 {
+    if version >= 4 {
+        BOUND_HEADER_LEN
+    } else {
+        HEADER_LEN
+    }
+}
+
+/// The part number that seeds an index's CRC ([`Header::seed`]): no
+/// block's.
+const INDEX_PART: u64 = u64::MAX;
+
+/// SplitMix64's finalizer: every bit of `x` moves every bit of the result.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
 /// Where a block's bytes are and their CRC-32.
 struct Entry {
     start: u64,
@@ -866,6 +1222,11 @@ pub struct LayerFile {
     file: File,
     header: Header,
     layout: Layout,
+    /// The header's CRC, and a CRC-32 of the index's bytes (the seeded
+    /// one the header records, in format 4): what [`LayerFile::fingerprint`]
+    /// is made of.
+    header_crc: u32,
+    index_digest: u32,
 }
 
 /// How an open file's blocks decode.
@@ -892,13 +1253,31 @@ impl LayerFile {
         content: Content,
         layer: &Layer,
     ) -> Result<Option<LayerFile>, LayerError> {
+        LayerFile::open_in(dir, &read_directory(dir)?, kind, content, layer)
+    }
+
+    /// [`LayerFile::open`] in a directory whose manifest says `manifest`:
+    /// the file must be of the directory's format and, from format 3, of
+    /// its table set. The whole block index is read: its CRC checked
+    /// (format 4), its entries checked to follow one another to the end
+    /// of the data.
+    ///
+    /// # Errors
+    /// As [`LayerFile::open`].
+    pub fn open_in(
+        dir: &Path,
+        manifest: &Manifest,
+        kind: Kind,
+        content: Content,
+        layer: &Layer,
+    ) -> Result<Option<LayerFile>, LayerError> {
         let path = content.path(dir, layer.black, layer.white);
         let Some(file) = open_regular(&path)? else {
             return Ok(None);
         };
         let io_error = |e| LayerError::Io(path.clone(), e);
         let length = file.metadata().map_err(io_error)?.len();
-        let mut bytes = [0u8; HEADER_LEN as usize];
+        let mut bytes = [0u8; BOUND_HEADER_LEN as usize];
         let read = read_at_most(&file, &mut bytes, 0).map_err(io_error)?;
         let (mut header, crc) = Header::parse(&path, &bytes[..read])?;
         let tiling = match header.code {
@@ -910,11 +1289,36 @@ impl LayerFile {
             BlockCode::Runs { .. } => None,
         };
         header.check(&path, kind, content, layer)?;
+        let foreign = |why: String| Err(LayerError::Foreign(path.clone(), why));
+        match manifest.set {
+            Some(set) if !header.is_bound() => {
+                return foreign(format!(
+                    "is a layer file of format {}, in a directory of format {} (table set \
+                     {set:016x}), whose files are of format {LAYER_VERSION}: a file of other tables",
+                    header.version, manifest.version
+                ));
+            }
+            Some(set) if header.set != set => {
+                return foreign(format!(
+                    "belongs to table set {:016x}, not to this directory's ({set:016x}): a \
+                     file of other tables (a same-named file of another solve)",
+                    header.set
+                ));
+            }
+            None if header.is_bound() => {
+                return foreign(format!(
+                    "is a layer file of format {} (table set {:016x}) in a directory of format {}: \
+                     a file of other tables",
+                    header.version, header.set, manifest.version
+                ));
+            }
+            _ => {}
+        }
         if length != header.file_length() {
             return Err(LayerError::Truncated(path));
         }
         let mut table = vec![0u8; header.table as usize];
-        file.read_exact_at(&mut table, HEADER_LEN)
+        file.read_exact_at(&mut table, header.header_len())
             .map_err(io_error)?;
         if header.checksum(&table) != crc {
             return Err(LayerError::Checksum(path));
@@ -935,12 +1339,84 @@ impl LayerFile {
             }
             (BlockCode::Tiles { .. }, None) => unreachable!("tiles have a tiling"),
         };
-        Ok(Some(LayerFile {
+        let mut opened = LayerFile {
             path,
             file,
             header,
             layout,
-        }))
+            header_crc: crc,
+            index_digest: 0,
+        };
+        opened.index_digest = opened.check_index()?;
+        Ok(Some(opened))
+    }
+
+    /// Reads the whole block index: checks that its entries follow one
+    /// another from the data's start to its end and, in format 4, its
+    /// CRC. Returns a CRC-32 of its bytes (the seeded one in format 4).
+    fn check_index(&self) -> Result<u32, LayerError> {
+        const CHUNK_BYTES: u64 = 1 << 20;
+        const CHUNK_BLOCKS: u64 = 1 << 16;
+        let h = &self.header;
+        let (at, length) = (h.index_at(), h.index.bytes(h.blocks()));
+        let mut buffer = vec![0u8; length.min(CHUNK_BYTES) as usize];
+        let mut read = 0;
+        let mut hasher = crc32fast::Hasher::new_with_initial(h.seed(INDEX_PART));
+        while read < length {
+            let n = (length - read).min(CHUNK_BYTES) as usize;
+            self.file
+                .read_exact_at(&mut buffer[..n], at + read)
+                .map_err(|e| LayerError::Io(self.path.clone(), e))?;
+            hasher.update(&buffer[..n]);
+            read += n as u64;
+        }
+        let digest = hasher.finalize();
+        if h.is_bound() && digest != h.index_crc {
+            return Err(self.corrupt(
+                "its block index fails its checksum (the index is damaged, or not this file's)"
+                    .into(),
+            ));
+        }
+        let mut end = 0;
+        for first in (0..h.blocks()).step_by(CHUNK_BLOCKS as usize) {
+            let entries = self.entries(first, CHUNK_BLOCKS.min(h.blocks() - first))?;
+            if entries[0].start != end {
+                return Err(self.corrupt(format!(
+                    "block {first}'s index entry points outside the file"
+                )));
+            }
+            end = entries[entries.len() - 1].end;
+        }
+        if end != h.data {
+            return Err(self.corrupt(format!(
+                "its block index ends at byte {end} of the {} bytes of block data (the index is \
+                 damaged)",
+                h.data
+            )));
+        }
+        Ok(digest)
+    }
+
+    /// What identifies the file as it was opened: its header's CRC, its
+    /// index's and its length, mixed (for journals that record what they
+    /// checked).
+    pub fn fingerprint(&self) -> u64 {
+        let h = &self.header;
+        mix(
+            mix(u64::from(self.header_crc) << 32 | u64::from(self.index_digest))
+                ^ h.file_length()
+                ^ u64::from(h.version) << 56,
+        )
+    }
+
+    /// Reads every block of the file and checks it against the index
+    /// (its CRC, its length): what a resumed run checks of a file it
+    /// keeps.
+    ///
+    /// # Errors
+    /// The first damaged block, or a read that fails.
+    pub fn check_blocks(&self) -> Result<(), LayerError> {
+        self.each_block(0, self.header.blocks(), |_, _| Ok(()))
     }
 
     pub fn header(&self) -> &Header {
@@ -1026,10 +1502,28 @@ impl LayerFile {
                         "block {block}'s index entry points outside the file"
                     )));
                 }
+                if end == start && self.holds_positions(block) {
+                    return Err(self.corrupt(format!(
+                        "{} has no bytes but holds positions (the index is damaged)",
+                        self.describe(block)
+                    )));
+                }
                 previous = end;
                 Ok(Entry { start, end, crc })
             })
             .collect()
+    }
+
+    /// Whether block `block` holds a position: a block of runs always
+    /// codes at least one run, so it counts as holding one.
+    fn holds_positions(&self, block: u64) -> bool {
+        let Layout::Tiles { tiling, shape, .. } = &self.layout else {
+            return true;
+        };
+        let tile = tiling.tile(block);
+        let blacks = &shape.black_sets(&tile.block)[tile.row as usize..][..tile.rows];
+        let whites = &shape.white_sets(&tile.block)[tile.column as usize..][..tile.columns];
+        blacks.iter().any(|&b| whites.iter().any(|&w| b & w == 0))
     }
 
     /// Slots of block `block`.
@@ -1075,7 +1569,7 @@ impl LayerFile {
         self.file
             .read_exact_at(bytes, self.header.data_at() + entry.start)
             .map_err(|e| LayerError::Io(self.path.clone(), e))?;
-        if crc32fast::hash(bytes) != entry.crc {
+        if self.header.block_crc(block, bytes) != entry.crc {
             return Err(self.corrupt(format!("{} fails its checksum", self.describe(block))));
         }
         Ok(())
@@ -1250,49 +1744,6 @@ impl LayerFile {
         self.runs_between(0, self.header.slots, visit)
     }
 
-    /// Copies the whole file, as it was opened, into `out`.
-    ///
-    /// # Errors
-    /// A failed read or write.
-    /// Puts this file at `to`: as a second name of the same file where
-    /// `to` is on the same file system and this file's path still names
-    /// the file open here (layer files are never changed in place, so two
-    /// directories may share one), else as a copy. Durable either way.
-    ///
-    /// # Errors
-    /// Any I/O error.
-    pub fn link_or_copy_to(&self, to: &Path) -> io::Result<()> {
-        use std::os::unix::fs::MetadataExt;
-        let opened = self.file.metadata()?;
-        let same = |path: &Path| {
-            fs::symlink_metadata(path)
-                .is_ok_and(|m| m.is_file() && (m.dev(), m.ino()) == (opened.dev(), opened.ino()))
-        };
-        if same(&self.path) && fs::hard_link(&self.path, to).is_ok() {
-            if same(to) {
-                if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    File::open(dir)?.sync_all()?;
-                }
-                return Ok(());
-            }
-            fs::remove_file(to)?;
-        }
-        write_durably_with(to, |out| self.copy_into(out))
-    }
-
-    fn copy_into(&self, out: &mut dyn Write) -> io::Result<()> {
-        let length = self.header.file_length();
-        let mut buffer = vec![0u8; 1 << 20];
-        let mut at = 0;
-        while at < length {
-            let n = (length - at).min(buffer.len() as u64) as usize;
-            self.file.read_exact_at(&mut buffer[..n], at)?;
-            out.write_all(&buffer[..n])?;
-            at += n as u64;
-        }
-        Ok(())
-    }
-
     /// The checked bytes of blocks `from..to` in order (`visit(block,
     /// bytes)`), read a few megabytes at a time.
     fn each_block(
@@ -1314,7 +1765,7 @@ impl LayerFile {
             for (i, entry) in entries.iter().enumerate() {
                 let block = first + i as u64;
                 let data = &bytes[(entry.start - start) as usize..(entry.end - start) as usize];
-                if crc32fast::hash(data) != entry.crc {
+                if self.header.block_crc(block, data) != entry.crc {
                     return Err(
                         self.corrupt(format!("{} fails its checksum", self.describe(block)))
                     );
@@ -1448,7 +1899,18 @@ pub fn write_file(
         Values::Wide(_) => u16::MAX,
     };
     let stored_of: Vec<Option<u16>> = (0..=most).map(|code| stored(content, code)).collect();
+    let set = read_directory(dir)
+        .map_err(|e| io::Error::other(e.to_string()))?
+        .set
+        .ok_or_else(|| {
+            io::Error::other(format!(
+                "{} is a directory of format {UNBOUND_VERSION}: layer files are written only into \
+                 directories of format {VERSION}",
+                dir.display()
+            ))
+        })?;
     let source = Source {
+        set,
         kind,
         content,
         layer,
@@ -1469,6 +1931,7 @@ pub fn write_file(
         out.write_all(&body.header.fields())?;
         out.write_all(&body.header.checksum(&body.table).to_le_bytes())?;
         out.write_all(&body.header.trailer())?;
+        out.write_all(&body.header.binding())?;
         out.write_all(&body.table)?;
         out.write_all(&body.index)?;
         for data in &body.data {
@@ -1481,6 +1944,8 @@ pub fn write_file(
 
 /// What [`write_file`] writes from.
 struct Source<'a> {
+    /// The table set of the directory written into.
+    set: u64,
     kind: Kind,
     content: Content,
     layer: &'a Layer,
@@ -1756,7 +2221,7 @@ impl Source<'_> {
             })
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
         // The adaptation usually saves a few percent on the estimate.
-        let overhead = (HEADER_LEN + Index::Grouped.bytes(count)) as f64;
+        let overhead = (BOUND_HEADER_LEN + Index::Grouped.bytes(count)) as f64;
         if 0.8 * estimate + overhead > beat as f64 {
             return None;
         }
@@ -1810,6 +2275,8 @@ impl Source<'_> {
             // Until the blocks' lengths are known: the usual one.
             index: Index::Grouped,
             table: 0,
+            set: self.set,
+            index_crc: 0,
         }
     }
 }
@@ -1825,8 +2292,9 @@ fn body(mut header: Header, table: Vec<u8>, mut coded: Vec<(usize, Vec<u8>, Vec<
     for (_, data, chunk_ends) in &coded {
         let mut start = 0u64;
         for &end in chunk_ends {
+            let block = ends.len() as u64;
             ends.push(base + end);
-            crcs.push(crc32fast::hash(&data[start as usize..end as usize]));
+            crcs.push(header.block_crc(block, &data[start as usize..end as usize]));
             start = end;
         }
         base += data.len() as u64;
@@ -1834,10 +2302,12 @@ fn body(mut header: Header, table: Vec<u8>, mut coded: Vec<(usize, Vec<u8>, Vec<
     header.data = base;
     header.index = Index::for_ends(&ends);
     header.table = table.len() as u64;
+    let index = header.index.write(&ends, &crcs);
+    header.index_crc = header.index_checksum([index.as_slice()]);
     Body {
         header,
         table,
-        index: header.index.write(&ends, &crcs),
+        index,
         data: coded.into_iter().map(|(_, data, _)| data).collect(),
     }
 }
@@ -2126,6 +2596,73 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The file `bytes` (of format 4, its header `header`) in format
+    /// `version` (3 or 2) with an index of `index`: its header of 80
+    /// bytes, its CRCs unseeded.
+    fn downgrade(bytes: &[u8], header: &Header, version: u32, index: Index) -> Vec<u8> {
+        let (table_at, data_at) = (BOUND_HEADER_LEN as usize, header.data_at() as usize);
+        let data = &bytes[data_at..];
+        let mut ends = Vec::new();
+        let mut crcs = Vec::new();
+        let mut start = 0usize;
+        for end in block_ends(bytes, header) {
+            crcs.push(crc32fast::hash(&data[start..end as usize]));
+            ends.push(end);
+            start = end as usize;
+        }
+        let mut old = bytes[..HEADER_LEN as usize].to_vec();
+        old.extend_from_slice(&bytes[table_at..table_at + header.table as usize]);
+        old.extend_from_slice(&index.write(&ends, &crcs));
+        old.extend_from_slice(data);
+        old[8..12].copy_from_slice(&version.to_le_bytes());
+        old[76] = if version == 2 { 0 } else { index.code() };
+        if version == 2 {
+            old[77..80].fill(0);
+        }
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&old[8..72]);
+        if version > 2 {
+            crc.update(&old[76..80]);
+        }
+        crc.update(&old[HEADER_LEN as usize..HEADER_LEN as usize + header.table as usize]);
+        old[72..76].copy_from_slice(&crc.finalize().to_le_bytes());
+        old
+    }
+
+    /// Every block's end (from the data's start) in a file's grouped or
+    /// full index, read from its bytes.
+    fn block_ends(bytes: &[u8], header: &Header) -> Vec<u64> {
+        let at = header.index_at() as usize;
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+        let mut ends = Vec::new();
+        match header.index {
+            Index::Full => {
+                for block in 0..header.blocks() as usize {
+                    ends.push(u64_at(at + block * FULL_ENTRY as usize));
+                }
+            }
+            Index::Grouped => {
+                let group = (GROUP_START + GROUP_BLOCKS * GROUPED_ENTRY) as usize;
+                let mut end = 0;
+                for block in 0..header.blocks() as usize {
+                    let g = at + block / GROUP_BLOCKS as usize * group;
+                    if block % GROUP_BLOCKS as usize == 0 {
+                        end = u64_at(g);
+                    }
+                    let e = g + GROUP_START as usize + block % GROUP_BLOCKS as usize * 6;
+                    end += u64::from(u16::from_le_bytes([bytes[e], bytes[e + 1]]));
+                    ends.push(end);
+                }
+            }
+        }
+        ends
+    }
+
+    /// Makes `dir` a directory of format 2 (no table set).
+    fn unbind(dir: &Path, kind: Kind) {
+        fs::write(dir.join(MANIFEST), kind.manifest(UNBOUND_VERSION)).unwrap();
+    }
+
     #[test]
     fn a_grouped_index_reads_across_groups_and_format_2_files_still_read() {
         let (kind, shape) = four();
@@ -2156,58 +2693,102 @@ mod tests {
             assert_eq!(whole(&one[0]), all[block as usize], "block {block}");
         }
         let ends: Vec<u64> = all.iter().map(|e| e.1).collect();
-        let crcs: Vec<u32> = all.iter().map(|e| e.2).collect();
+        assert_eq!(ends, block_ends(&fs::read(&path).unwrap(), &header));
         let bytes = fs::read(&path).unwrap();
 
-        // A group's start moved: named, not read into another block.
+        // A group's start moved: the index fails its checksum at open.
         let mut moved = bytes.clone();
         let second = (header.index_at() + GROUP_START + GROUP_BLOCKS * GROUPED_ENTRY) as usize;
         moved[second] ^= 1;
         fs::write(&path, &moved).unwrap();
-        let file = open_required(&dir, kind, content, &layer).unwrap();
-        let error = file.value(GROUP_BLOCKS * 64).unwrap_err().to_string();
+        let error = open_required(&dir, kind, content, &layer).err().unwrap();
         assert!(
-            error.contains("block 64 (slots 4096 to 4159) fails its checksum"),
+            error
+                .to_string()
+                .contains("its block index fails its checksum"),
             "{error}"
         );
-        assert!(file.value(0).is_ok());
-        let error = read_values(&dir, kind, Metric::Dtz, &layer)
-            .err()
+
+        // The same file in format 3 (in a directory of format 2): no
+        // index checksum, but the moved start breaks the chain of blocks,
+        // seen at open.
+        unbind(&dir, kind);
+        let wdl = open_required(&dir, kind, Content::Wdl, &layer).err();
+        assert!(wdl.is_some());
+        let wdl_path = Content::Wdl.path(&dir, 6, 6);
+        let wdl_bytes = fs::read(&wdl_path).unwrap();
+        fs::write(dir.join(MANIFEST), kind.manifest_of_set(header.set)).unwrap();
+        let wdl_header = *open_required(&dir, kind, Content::Wdl, &layer)
             .unwrap()
-            .to_string();
+            .header();
+        unbind(&dir, kind);
+        fs::write(
+            &wdl_path,
+            downgrade(&wdl_bytes, &wdl_header, 3, wdl_header.index),
+        )
+        .unwrap();
+        let mut old3 = downgrade(&bytes, &header, 3, Index::Grouped);
+        fs::write(&path, &old3).unwrap();
+        assert!(open_required(&dir, kind, content, &layer).is_ok());
+        old3[HEADER_LEN as usize + header.table as usize + 64 * 6 + 8] ^= 1;
+        fs::write(&path, &old3).unwrap();
+        let error = open_required(&dir, kind, content, &layer).err().unwrap();
         assert!(
-            error.contains("block 64's index entry points outside the file"),
+            error
+                .to_string()
+                .contains("block 64's index entry points outside the file"),
             "{error}"
         );
 
         // The same file in format 2: a full index, version 2, its CRC
         // over bytes 8..72 and the code only.
-        let (index_at, data_at) = (header.index_at() as usize, header.data_at() as usize);
-        let mut old = bytes[..index_at].to_vec();
-        old.extend_from_slice(&Index::Full.write(&ends, &crcs));
-        old.extend_from_slice(&bytes[data_at..]);
-        old[8..12].copy_from_slice(&2u32.to_le_bytes());
-        old[76] = 0;
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&old[8..72]);
-        crc.update(&old[HEADER_LEN as usize..index_at]);
-        old[72..76].copy_from_slice(&crc.finalize().to_le_bytes());
+        let mut old = downgrade(&bytes, &header, 2, Index::Full);
         fs::write(&path, &old).unwrap();
         let file = open_required(&dir, kind, content, &layer).unwrap();
         assert_eq!(
             (file.header().version, file.header().index),
             (2, Index::Full)
         );
-        assert!(old.len() > bytes.len());
+        assert!(old.len() > bytes.len() - 16);
         let (read, _) = read_values(&dir, kind, Metric::Dtz, &layer).unwrap();
         for slot in (0..layer.slots).filter(|&s| is_set(&positions, s)) {
             assert_eq!(read.get(slot), values.get(slot), "slot {slot}");
         }
-        // Format 3 checks bytes 76..80 (with its CRC, and the table's
+        // Format 3 on checks bytes 76..80 (with its CRC, and the table's
         // length against the code's); format 2 never looked at them.
         old[77] = 9;
         fs::write(&path, &old).unwrap();
         assert!(open_required(&dir, kind, content, &layer).is_ok());
+        // A file of format 2 or 3 is refused in a directory of format 3,
+        // and one of format 4 in a directory of format 2.
+        fs::write(&wdl_path, &wdl_bytes).unwrap();
+        let error = LayerFile::open(&dir, kind, Content::Wdl, &layer)
+            .err()
+            .unwrap();
+        assert!(
+            error.to_string().contains("in a directory of format 2"),
+            "{error}"
+        );
+        fs::write(dir.join(MANIFEST), kind.manifest_of_set(7)).unwrap();
+        let error = open_required(&dir, kind, content, &layer).err().unwrap();
+        assert!(
+            error.to_string().contains("is a layer file of format 2"),
+            "{error}"
+        );
+        fs::write(&path, &bytes).unwrap();
+        let error = open_required(&dir, kind, content, &layer).err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("not to this directory's (0000000000000007)"),
+            "{error}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+
+        let dir = scratch("groups-4", kind);
+        write(&dir, kind, &layer, &values, tally, 64);
+        let path = content.path(&dir, 6, 6);
+        let bytes = fs::read(&path).unwrap();
         let mut flipped = bytes.clone();
         flipped[77] = 9;
         fs::write(&path, &flipped).unwrap();
@@ -2223,6 +2804,124 @@ mod tests {
         let error = open_required(&dir, kind, content, &layer).err().unwrap();
         assert!(matches!(error, LayerError::Truncated(_)), "{error}");
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_zeroed_index_a_moved_block_and_another_sets_file_are_refused() {
+        let (kind, shape) = four();
+        let dir = scratch("bound", kind);
+        let layer = shape.layer(6, 6);
+        let (values, tally) = values_for(&layer, 20);
+        write(&dir, kind, &layer, &values, tally, 64);
+        let content = Content::Distance(Metric::Dtz);
+        let path = content.path(&dir, 6, 6);
+        let bytes = fs::read(&path).unwrap();
+        let file = open_required(&dir, kind, content, &layer).unwrap();
+        let header = *file.header();
+        let (index_at, data_at) = (header.index_at() as usize, header.data_at() as usize);
+
+        // Zeroed under an open file (the same inode): every block it reads
+        // then fails, none reads as a value.
+        let mut zeroed = bytes.clone();
+        zeroed[index_at..data_at].fill(0);
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .write_all_at(&zeroed, 0)
+            .unwrap();
+        for slot in [0, 64, 1000] {
+            let error = file.value(slot).unwrap_err().to_string();
+            assert!(
+                error.contains("fails its checksum") || error.contains("no bytes"),
+                "{error}"
+            );
+        }
+        // And at open.
+        let error = open_required(&dir, kind, content, &layer).err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("its block index fails its checksum"),
+            "{error}"
+        );
+        // In format 3, where nothing seeds the checks: the entries no
+        // longer reach the data's end.
+        unbind(&dir, kind);
+        let mut old = downgrade(&bytes, &header, 3, Index::Grouped);
+        let old_index = HEADER_LEN as usize + header.table as usize;
+        old[old_index..old_index + (data_at - index_at)].fill(0);
+        fs::write(&path, &old).unwrap();
+        let error = open_required(&dir, kind, content, &layer).err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("block 0 (slots 0 to 63) has no bytes but holds positions"),
+            "{error}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+
+        // Block 1's bytes and entry where block 2's were (same lengths
+        // swapped in): its CRC was seeded with its number, so it fails.
+        let dir = scratch("bound-2", kind);
+        write(&dir, kind, &layer, &values, tally, 64);
+        let path = content.path(&dir, 6, 6);
+        let bytes = fs::read(&path).unwrap();
+        let file = open_required(&dir, kind, content, &layer).unwrap();
+        let entries = file.entries(0, 3).unwrap();
+        let one = &entries[1];
+        let data = &bytes[data_at + one.start as usize..data_at + one.end as usize];
+        let h = *file.header();
+        assert_eq!(h.block_crc(1, data), one.crc);
+        // Block 1's bytes fail as any other block, of this file or of the
+        // same layer's file of other content, set or layer, and unseeded.
+        let elsewhere = [
+            Header { ..h },
+            Header {
+                set: h.set ^ 1,
+                ..h
+            },
+            Header {
+                content: Content::Wdl,
+                ..h
+            },
+            Header { black: 7, ..h },
+        ];
+        for (i, other) in elsewhere.iter().enumerate() {
+            let block = if i == 0 { 2 } else { 1 };
+            assert_ne!(other.block_crc(block, data), one.crc, "{i}");
+        }
+        assert_ne!(crc32fast::hash(data), one.crc);
+        assert_ne!(h.block_crc(1, &[]), 0);
+        fs::remove_dir_all(&dir).unwrap();
+
+        // A same-named file of another table set: refused at open, and
+        // failing every block under a file opened before.
+        let other = scratch("bound-other", kind);
+        write(&other, kind, &layer, &values, tally, 64);
+        let mine = scratch("bound-mine", kind);
+        write(&mine, kind, &layer, &values, tally, 64);
+        let theirs = fs::read(content.path(&other, 6, 6)).unwrap();
+        let path = content.path(&mine, 6, 6);
+        let file = open_required(&mine, kind, content, &layer).unwrap();
+        assert_eq!(theirs.len() as u64, fs::metadata(&path).unwrap().len());
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .write_all_at(&theirs, 0)
+            .unwrap();
+        for slot in [0, 64, 1000] {
+            let error = file.value(slot).unwrap_err().to_string();
+            assert!(error.contains("fails its checksum"), "{error}");
+        }
+        let error = open_required(&mine, kind, content, &layer).err().unwrap();
+        assert!(
+            error.to_string().contains("belongs to table set"),
+            "{error}"
+        );
+        fs::remove_dir_all(&other).unwrap();
+        fs::remove_dir_all(&mine).unwrap();
     }
 
     /// Win/draw/loss that changes slowly across rows and columns, as real
@@ -2332,6 +3031,7 @@ mod tests {
         }
         // The same values in runs take more room than in tiles.
         let runs = Source {
+            set: 1,
             kind,
             content: Content::Wdl,
             layer: &layer,
@@ -2555,10 +3255,22 @@ mod tests {
     #[test]
     fn manifests_round_trip() {
         let (kind, _) = four();
-        for version in [OLD_VERSION, VERSION] {
+        for version in [OLD_VERSION, UNBOUND_VERSION] {
             let parsed = Kind::parse(&kind.manifest(version)).unwrap();
-            assert_eq!((parsed.kind, parsed.version), (kind, version));
+            assert_eq!(
+                (parsed.kind, parsed.version, parsed.set),
+                (kind, version, None)
+            );
         }
+        let parsed = Kind::parse(&kind.manifest_of_set(0xfeed)).unwrap();
+        assert_eq!(
+            (parsed.kind, parsed.version, parsed.set),
+            (kind, VERSION, Some(0xfeed))
+        );
+        // Format 3 names its set, in 16 digits.
+        assert!(Kind::parse(&kind.manifest(VERSION)).is_none());
+        let short = kind.manifest(VERSION) + "set feed\n";
+        assert!(Kind::parse(&short).is_none());
         assert!(Kind::parse("something else\n").is_none());
     }
 }

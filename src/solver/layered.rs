@@ -33,6 +33,8 @@ pub enum LayeredError {
     Io(PathBuf, std::io::Error),
     /// A worker of an MPI job failed, or every worker was lost.
     Worker(String),
+    /// A journal that cannot be used: what it is or holds.
+    Journal(PathBuf, String),
 }
 
 impl fmt::Display for LayeredError {
@@ -47,6 +49,7 @@ impl fmt::Display for LayeredError {
             LayeredError::Solve(e) => e.fmt(f),
             LayeredError::Io(path, e) => write!(f, "cannot write {}: {e}", path.display()),
             LayeredError::Worker(why) => write!(f, "MPI: {why}"),
+            LayeredError::Journal(path, why) => write!(f, "--journal {}: {why}", path.display()),
         }
     }
 }
@@ -217,6 +220,7 @@ pub fn solve_on(
     progress: &mut dyn FnMut(&PairDone),
 ) -> Result<Outcome, LayeredError> {
     let shape = shape_of(plan.kind)?;
+    let _lock = format::lock_dir(&plan.dir)?;
     format::prepare_dir(&plan.dir, plan.kind)?;
     let pairs = pair_layers(&shape);
     // The one pass keeps within 2 bytes a slot of the largest pair, all
@@ -253,6 +257,7 @@ pub fn solve_on(
         },
         memory,
         stop_after_layers: plan.stop_after_layers,
+        fresh: &HashMap::new(),
     };
     let maker = Maker::solving(shape.clone(), plan, keep);
     each_pair(&pairs, &pass, progress, &maker, ranks)
@@ -279,34 +284,137 @@ pub struct Census {
 }
 
 /// The [`Census`] of `kind`'s tables, also of one too large for this
-/// solver to take on (the whole 7 x 7 board, for a plan).
+/// solver to take on (the whole 8 x 8 board, for a plan): counted from
+/// how many sets of cars each progress has, without building the index,
+/// so in a few kilobytes whatever the size and car count.
 ///
 /// # Errors
 /// A kind without tables.
 pub fn census(kind: Kind) -> Result<Census, LayeredError> {
-    let shape = Shape::shared(kind.size, kind.max_cars).ok_or(LayeredError::Shape(kind))?;
-    let pairs = pair_layers(&shape);
-    let jobs = pair_jobs(&shape, &pairs, 1);
+    let counts = SetCounts::new(kind).ok_or(LayeredError::Shape(kind))?;
+    let (low, high) = (counts.min_progress(), counts.max_progress());
+    // The pairs in solving order, as [`Shape::pairs`] gives them.
+    let mut pairs: Vec<Vec<(u32, u32)>> = Vec::new();
+    for total in (2 * low..=2 * high).rev() {
+        for a in low.max(total.saturating_sub(high))..=total / 2 {
+            let b = total - a;
+            pairs.push(if a == b {
+                vec![(a, a)]
+            } else {
+                vec![(a, b), (b, a)]
+            });
+        }
+    }
+    let index: HashMap<(u32, u32), usize> = pairs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, layers)| layers.iter().map(move |&l| (l, i)))
+        .collect();
+    let slots_of =
+        |layers: &[(u32, u32)]| -> u64 { layers.iter().map(|&(a, b)| counts.slots(a, b)).sum() };
     // Pairs come from the end of the game back, so those a pair waits
     // for come before it in the list.
-    let mut heaviest = vec![0u64; jobs.len()];
-    for (i, job) in jobs.iter().enumerate() {
-        debug_assert!(job.after.iter().all(|&j| j < i));
-        let before = job.after.iter().map(|&j| heaviest[j]).max().unwrap_or(0);
-        heaviest[i] = before + job.bytes;
+    let mut heaviest = vec![0u64; pairs.len()];
+    for (i, layers) in pairs.iter().enumerate() {
+        // The layer `(b, a + 1)` Black's forward moves from `(a, b)` reach.
+        let before = layers
+            .iter()
+            .filter(|&&(a, _)| a < high)
+            .map(|&(a, b)| heaviest[index[&(b, a + 1)]])
+            .max()
+            .unwrap_or(0);
+        debug_assert!(
+            layers
+                .iter()
+                .all(|&(a, b)| a == high || index[&(b, a + 1)] < i)
+        );
+        heaviest[i] = before + slots_of(layers);
     }
     let (largest, layers) = pairs
         .iter()
-        .map(|layers| (layers.iter().map(|l| l.slots).sum::<u64>(), layers))
+        .map(|layers| (slots_of(layers), layers))
         .max_by_key(|(slots, _)| *slots)
         .expect("every kind of tables has pairs");
     Ok(Census {
         pairs: pairs.len(),
-        slots: pairs.iter().flatten().map(|l| l.slots).sum(),
-        largest: (largest, layers.iter().map(|l| (l.black, l.white)).collect()),
+        slots: pairs.iter().map(|layers| slots_of(layers)).sum(),
+        largest: (largest, layers.clone()),
         chain: heaviest.into_iter().max().unwrap_or(0),
         bytes_per_slot: PASS_BYTES_PER_SLOT,
     })
+}
+
+/// How many sets of `k` cars have each file sum (a side's progress is
+/// its file sum, less for each car it lacks): what the sizes of the
+/// layered index follow from, without the sets themselves.
+struct SetCounts {
+    size: u32,
+    max_cars: u32,
+    /// `count[k][sum]`.
+    count: Vec<Vec<u64>>,
+}
+
+impl SetCounts {
+    /// The counts of `kind`'s index; `None` where [`Shape::new`] has no
+    /// index.
+    fn new(kind: Kind) -> Option<SetCounts> {
+        let (size, max_cars) = (kind.size, kind.max_cars);
+        if !(crate::board::MIN_SIZE..=crate::board::MAX_SIZE).contains(&size)
+            || max_cars == 0
+            || max_cars as usize >= size
+        {
+            return None;
+        }
+        let n = size as u32;
+        let kmax = max_cars as usize;
+        let sums = kmax * (size - 1) + 1;
+        // Square by square: a set either holds the square or not.
+        let mut count = vec![vec![0u64; sums]; kmax + 1];
+        count[0][0] = 1;
+        for square in 0..n * n {
+            let file = (square % n) as usize;
+            for k in (1..=kmax).rev() {
+                for sum in (file..sums).rev() {
+                    count[k][sum] = count[k][sum].saturating_add(count[k - 1][sum - file]);
+                }
+            }
+        }
+        Some(SetCounts {
+            size: n,
+            max_cars,
+            count,
+        })
+    }
+
+    fn min_progress(&self) -> u32 {
+        self.size * (self.size - 1 - self.max_cars)
+    }
+
+    fn max_progress(&self) -> u32 {
+        self.size * (self.size - 1) - 1
+    }
+
+    /// Sets of `cars` cars with this progress.
+    fn sets(&self, progress: u32, cars: u32) -> u64 {
+        progress
+            .checked_sub(self.size * (self.size - 1 - cars))
+            .and_then(|sum| self.count[cars as usize].get(sum as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Slots of layer `(black, white)`: every block of car counts.
+    fn slots(&self, black: u32, white: u32) -> u64 {
+        let cars = 1..=self.max_cars;
+        cars.clone()
+            .map(|k| {
+                let blacks = self.sets(black, k);
+                cars.clone()
+                    .map(|m| blacks.saturating_mul(self.sets(white, m)))
+                    .fold(0u64, u64::saturating_add)
+            })
+            .fold(0u64, u64::saturating_add)
+    }
 }
 
 /// Where a pass's pairs are made: by this process, or by the workers of
@@ -597,6 +705,9 @@ struct Pass<'a> {
     /// Memory the pairs being made may take at once.
     memory: u64,
     stop_after_layers: Option<u64>,
+    /// Layers whose files this process wrote (a solve that derived their
+    /// distances to the end): found finished, they are not read again.
+    fresh: &'a HashMap<(u32, u32), (u32, u32)>,
 }
 
 /// Memory a pair takes while it is solved, a slot: its one-byte states
@@ -639,6 +750,7 @@ fn each_pair(
         bytes_per_slot,
         memory,
         stop_after_layers,
+        fresh,
     } = *pass;
     let mut outcome = Outcome {
         tally: Tally::default(),
@@ -649,10 +761,23 @@ fn each_pair(
     let mut reported = 0;
     let mut found = Vec::with_capacity(pairs.len());
     for layers in pairs {
-        let headers = layers
-            .iter()
-            .map(|layer| format::read_values_header(dir, kind, metric, layer))
-            .collect::<Result<Vec<_>, _>>()?;
+        let headers = match finished_pair(dir, kind, metric, layers, fresh) {
+            Ok(headers) => headers,
+            // A damaged file is made again; what cannot be read at all
+            // (a FIFO, a file of another format) stops the run.
+            Err(
+                error @ (LayerError::Checksum(_)
+                | LayerError::Corrupt(..)
+                | LayerError::Truncated(_)),
+            ) => {
+                log::warn!(
+                    "{error}: the pair of layers {} is made again",
+                    journal_name(layers, Metric::Dtz)
+                );
+                vec![None]
+            }
+            Err(error) => return Err(error.into()),
+        };
         let on_disk = headers.iter().all(Option::is_some);
         if on_disk {
             reported += 1;
@@ -741,6 +866,50 @@ fn each_pair(
         return Err(e);
     }
     Ok(outcome)
+}
+
+/// The headers of the files of `metric` of a pair's `layers` that an
+/// earlier run finished (`None` for a layer not finished), each of those
+/// files and the `.wdl` files that go with distances to progress read
+/// whole and checked block by block: a resumed run never builds on a
+/// damaged file. The layers in `fresh`, written by this process, are
+/// taken as they are.
+///
+/// # Errors
+/// A finished layer's file that is damaged or of other tables.
+fn finished_pair(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layers: &[Layer],
+    fresh: &HashMap<(u32, u32), (u32, u32)>,
+) -> Result<Vec<Option<format::Header>>, LayerError> {
+    let manifest = format::read_directory(dir)?;
+    let mut headers = Vec::with_capacity(layers.len());
+    for layer in layers {
+        let distance = Content::Distance(metric);
+        let Some(file) = format::LayerFile::open_in(dir, &manifest, kind, distance, layer)? else {
+            headers.push(None);
+            continue;
+        };
+        if fresh.contains_key(&(layer.black, layer.white)) {
+            headers.push(Some(*file.header()));
+            continue;
+        }
+        file.check_blocks()?;
+        if metric == Metric::Dtz {
+            let wdl = format::LayerFile::open_in(dir, &manifest, kind, Content::Wdl, layer)?
+                .ok_or_else(|| {
+                    LayerError::Io(
+                        Content::Wdl.path(dir, layer.black, layer.white),
+                        std::io::Error::from(std::io::ErrorKind::NotFound),
+                    )
+                })?;
+            wdl.check_blocks()?;
+        }
+        headers.push(Some(*file.header()));
+    }
+    Ok(headers)
 }
 
 /// Hands the `jobs` of `pairs` not `done` to the workers of `cluster`
@@ -1208,6 +1377,7 @@ pub fn add_dte_knowing(
 ) -> Result<DteOutcome, LayeredError> {
     let kind = format::read_kind(dir)?;
     let shape = shape_of(kind)?;
+    let _lock = format::lock_dir(dir)?;
     format::prepare_dir(dir, kind)?;
     let pairs = pair_layers(&shape);
     for layer in pairs.iter().flatten() {
@@ -1232,6 +1402,7 @@ pub fn add_dte_knowing(
         bytes_per_slot: DTE_BYTES_PER_SLOT,
         memory: memory_budget(),
         stop_after_layers,
+        fresh: known,
     };
     let maker = Maker::distances(shape.clone(), dir, kind, memory_budget() / 8);
     let mut found = Vec::new();
@@ -1489,41 +1660,85 @@ pub fn verify_on(
     progress: &dyn Fn(u64, u64),
     ranks: Ranks,
 ) -> Result<Verified, LayeredError> {
-    let kind = format::read_kind(dir)?;
+    let manifest = format::read_directory(dir)?;
+    let kind = manifest.kind;
     let shape = shape_of(kind)?;
     let pairs = pair_layers(&shape);
-    let mut journal = match journal {
-        Some(path) => Some(Journal::open(path, kind)?),
-        None => None,
-    };
-    // A pair's distances to the end are checked where its `.dte` files
-    // are there (a DTE pass goes from the end back, so the layers ahead
-    // have theirs too).
+    // The distances to the end are checked where the `.dte` files are
+    // there, and they must be there for every layer or none.
+    let with_dte: Vec<bool> = pairs
+        .iter()
+        .map(|layers| has_dte(dir, kind, layers))
+        .collect::<Result<_, LayeredError>>()?;
+    if with_dte.iter().any(|&d| d) {
+        let missing: Vec<PathBuf> = pairs
+            .iter()
+            .flatten()
+            .map(|l| Metric::Dte.path(dir, l.black, l.white))
+            .filter(|path| std::fs::symlink_metadata(path).is_err())
+            .collect();
+        if let Some(first) = missing.first() {
+            return Err(LayeredError::Layer(LayerError::Manifest(
+                dir.to_path_buf(),
+                format!(
+                    "{} of its {} .dte files (distances to the end) are missing, {} the \
+                     first: the tables are incomplete (`dodgem solve --dte {}` completes them)",
+                    missing.len(),
+                    pairs.iter().flatten().count(),
+                    first.display(),
+                    dir.display()
+                ),
+            )));
+        }
+    }
     // A pair made by the one pass has its distances to the end alone.
     let metrics: Vec<&[Metric]> = pairs
         .iter()
-        .map(|layers| {
-            Ok(
-                match (
-                    has(dir, kind, layers, Metric::Dtz)?,
-                    has_dte(dir, kind, layers)?,
-                ) {
-                    (true, true) => &[Metric::Dtz, Metric::Dte][..],
-                    (false, true) => &[Metric::Dte][..],
-                    _ => &[Metric::Dtz][..],
-                },
-            )
+        .zip(&with_dte)
+        .map(|(layers, &dte)| {
+            Ok(match (dte, has(dir, kind, layers, Metric::Dtz)?) {
+                (true, true) => &[Metric::Dtz, Metric::Dte][..],
+                (true, false) => &[Metric::Dte][..],
+                _ => &[Metric::Dtz][..],
+            })
         })
         .collect::<Result<_, LayeredError>>()?;
+    let mut journal = match journal {
+        Some(path) => Some(Journal::open(
+            path,
+            kind,
+            &journal_binding(dir, &manifest),
+            journal_limit(&pairs),
+        )?),
+        None => None,
+    };
+    // What each pair's check reads (its files and those of the layers
+    // ahead), for a journal that records it: a record of other files is
+    // not taken.
+    let fingerprints: Vec<Vec<u64>> = match &journal {
+        None => vec![Vec::new(); pairs.len()],
+        Some(_) => pairs
+            .iter()
+            .zip(&metrics)
+            .map(|(layers, metrics)| {
+                metrics
+                    .iter()
+                    .map(|&m| pair_fingerprint(dir, &manifest, &shape, layers, m))
+                    .collect::<Result<Vec<u64>, LayerError>>()
+            })
+            .collect::<Result<_, _>>()?,
+    };
     let total: u64 = pairs
         .iter()
         .zip(&metrics)
         .map(|(layers, metrics)| (layers.len() * metrics.len()) as u64)
         .sum();
     let recorded = |journal: &Option<Journal>, i: usize, metric: Metric| {
+        let m = metrics[i].iter().position(|&x| x == metric)?;
         journal
             .as_ref()
             .and_then(|j| j.done.get(&journal_name(&pairs[i], metric)).copied())
+            .filter(|entry| entry.files == fingerprints[i][m])
     };
     // Both metrics are checked in one walk over the successors; a pair
     // with either not in the journal is walked again for both.
@@ -1570,9 +1785,11 @@ pub fn verify_on(
                         })?
                         .clone();
                     if let Some(journal) = journal.as_mut() {
+                        let m = metrics[i].iter().position(|&x| x == metric).unwrap_or(0);
                         journal.record(
                             &journal_name(layers, metric),
                             JournalEntry {
+                                files: fingerprints[i][m],
                                 positions: found.positions,
                                 mismatches: found.mismatches,
                             },
@@ -1595,6 +1812,17 @@ pub fn verify_on(
         Ok(())
     };
     for i in (0..pairs.len()).filter(|&i| in_journal[i]) {
+        // Not walked again, but read: every block against its checks.
+        for layer in &pairs[i] {
+            let contents = [Content::Wdl, Content::Distance(Metric::Dtz)]
+                .into_iter()
+                .chain(with_dte[i].then_some(Content::Distance(Metric::Dte)));
+            for content in contents {
+                format::LayerFile::open_in(dir, &manifest, kind, content, layer)?
+                    .ok_or_else(|| missing(content.path(dir, layer.black, layer.white)))?
+                    .check_blocks()?;
+            }
+        }
         take(i, None)?;
     }
     let maker = Maker::Verify {
@@ -1801,13 +2029,60 @@ fn journal_name(layers: &[Layer], metric: Metric) -> String {
 /// What the journal records of one checked pair.
 #[derive(Clone, Copy, Debug)]
 struct JournalEntry {
+    /// What was checked: [`pair_fingerprint`].
+    files: u64,
     positions: u64,
     mismatches: u64,
 }
 
-/// The verify journal: a first line naming the kind of table, then one
-/// line per checked pair, `pair <layer names> positions <n> mismatches <n>`,
-/// each flushed to disk before the next pair starts.
+/// The error of a file that is missing.
+fn missing(path: PathBuf) -> LayerError {
+    LayerError::Io(path, std::io::Error::from(std::io::ErrorKind::NotFound))
+}
+
+/// The line that binds a verify journal to the directory it checks: the
+/// directory's full path and its table set (none before format 3).
+fn journal_binding(dir: &Path, manifest: &format::Manifest) -> String {
+    let full = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let set = manifest
+        .set
+        .map_or_else(|| "none".to_string(), |set| format!("{set:016x}"));
+    format!("tables {:?} set {set}", full.to_string_lossy().into_owned())
+}
+
+/// The longest journal the check of `pairs` can write: a line a pair and
+/// metric, with room to spare.
+fn journal_limit(pairs: &[Vec<Layer>]) -> u64 {
+    4096 + 2 * pairs.len() as u64 * 256
+}
+
+/// What the check of a pair's `metric` reads, identified: the
+/// [`format::LayerFile::fingerprint`] of the pair's `.wdl` and distance
+/// files and those of the layers ahead, mixed.
+fn pair_fingerprint(
+    dir: &Path,
+    manifest: &format::Manifest,
+    shape: &Shape,
+    layers: &[Layer],
+    metric: Metric,
+) -> Result<u64, LayerError> {
+    let mut all: Vec<Layer> = layers.to_vec();
+    all.extend(layers.iter().filter_map(|l| ahead_of(shape, l)));
+    let mut digest = 0u64;
+    for layer in &all {
+        for content in [Content::Wdl, Content::Distance(metric)] {
+            let file = format::LayerFile::open_in(dir, manifest, manifest.kind, content, layer)?
+                .ok_or_else(|| missing(content.path(dir, layer.black, layer.white)))?;
+            digest = digest.rotate_left(7) ^ file.fingerprint();
+        }
+    }
+    Ok(digest)
+}
+
+/// The verify journal: a first line naming the kind of table, a second
+/// naming the directory ([`journal_binding`]), then one line per checked
+/// pair, `pair <layer names> files <what was read> positions <n>
+/// mismatches <n>`, each flushed to disk before the next pair starts.
 struct Journal {
     path: PathBuf,
     file: std::fs::File,
@@ -1815,52 +2090,98 @@ struct Journal {
 }
 
 impl Journal {
-    fn open(path: &Path, kind: Kind) -> Result<Journal, LayeredError> {
+    /// Opens (or starts) the journal at `path` of the check of `kind`'s
+    /// tables in the directory `binding` names; a journal longer than
+    /// `limit` bytes is refused unread.
+    fn open(path: &Path, kind: Kind, binding: &str, limit: u64) -> Result<Journal, LayeredError> {
         use std::io::Write;
         let heading = format!(
-            "dodgem verify journal 1 size {} rules {} max-cars {}",
+            "dodgem verify journal 2 size {} rules {} max-cars {}",
             kind.size,
             kind.rules.name(),
             kind.max_cars
         );
-        let bad = |what: String| {
-            LayeredError::Io(
-                path.to_path_buf(),
-                std::io::Error::new(std::io::ErrorKind::InvalidData, what),
-            )
-        };
+        let bad = |why: String| LayeredError::Journal(path.to_path_buf(), why);
+        let io = |e| LayeredError::Io(path.to_path_buf(), e);
         let mut done = std::collections::HashMap::new();
-        let existing = match std::fs::read_to_string(path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(LayeredError::Io(path.to_path_buf(), e)),
-        };
+        let existing =
+            match crate::files::open_regular(path) {
+                Ok(file) => {
+                    let length = file.metadata().map_err(io)?.len();
+                    if length > limit {
+                        return Err(bad(format!(
+                            "bad content: {length} bytes, far more than a verify journal of these \
+                         tables takes"
+                        )));
+                    }
+                    let mut bytes = Vec::with_capacity(length as usize);
+                    std::io::Read::read_to_end(&mut std::io::Read::take(&file, limit), &mut bytes)
+                        .map_err(io)?;
+                    Some(String::from_utf8(bytes).map_err(|_| {
+                        bad("bad content: not text, so not a verify journal".into())
+                    })?)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                    return Err(bad(
+                    "is not a regular file (a journal must be one: a FIFO or device is refused)"
+                        .into(),
+                ));
+                }
+                Err(e) => return Err(io(e)),
+            };
         if let Some(text) = &existing {
             let mut lines = text.lines();
-            if lines.next() != Some(heading.as_str()) {
+            let first = lines.next().unwrap_or_default();
+            if first != heading {
+                return Err(bad(if first.starts_with("dodgem verify journal") {
+                    format!(
+                        "is the journal of another check (its first line is {first:?}, this \
+                         check's {heading:?}): name another journal, or remove it to check again"
+                    )
+                } else {
+                    format!("bad content: not a verify journal (its first line is {first:?})")
+                }));
+            }
+            let second = lines.next().unwrap_or_default();
+            if second != binding {
                 return Err(bad(format!(
-                    "not a verify journal for this table (expected the first line {heading:?})"
+                    "is the journal of the check of other tables (it records {second:?}, this \
+                     check is of {binding:?}): name another journal, or remove it to check again"
                 )));
             }
-            for line in lines {
-                // A line cut short by a kill is not a record: that pair is
-                // checked again.
-                let Some(entry) = parse_journal_line(line) else {
-                    continue;
-                };
-                done.insert(entry.0, entry.1);
+            let records: Vec<&str> = lines.collect();
+            let cut_short = !text.ends_with('\n');
+            for (i, line) in records.iter().enumerate() {
+                match parse_journal_line(line) {
+                    Some((names, entry)) => {
+                        done.insert(names, entry);
+                    }
+                    // A last line cut short by a kill is not a record:
+                    // that pair is checked again.
+                    None if cut_short && i + 1 == records.len() => {}
+                    None => {
+                        return Err(bad(format!(
+                            "bad content: line {} is not a record of a checked pair: {:?}",
+                            i + 3,
+                            line.chars().take(80).collect::<String>()
+                        )));
+                    }
+                }
             }
         }
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| LayeredError::Io(path.to_path_buf(), e))?;
+            .map_err(io)?;
         if existing.is_none() {
-            writeln!(file, "{heading}").map_err(|e| LayeredError::Io(path.to_path_buf(), e))?;
-        } else if existing.as_deref().is_some_and(|t| !t.ends_with('\n')) {
-            // Close a line cut short so the next record starts afresh.
-            writeln!(file).map_err(|e| LayeredError::Io(path.to_path_buf(), e))?;
+            writeln!(file, "{heading}\n{binding}").map_err(io)?;
+        } else if let Some(text) = existing.as_deref().filter(|t| !t.ends_with('\n')) {
+            // A line cut short is dropped, so the next record starts on
+            // a line of its own and the journal holds whole lines only.
+            let whole = text.rfind('\n').map_or(0, |at| at + 1);
+            file.set_len(whole as u64).map_err(io)?;
         }
         Ok(Journal {
             path: path.to_path_buf(),
@@ -1874,8 +2195,8 @@ impl Journal {
         let io = |e| LayeredError::Io(self.path.clone(), e);
         writeln!(
             self.file,
-            "pair {names} positions {} mismatches {}",
-            entry.positions, entry.mismatches
+            "pair {names} files {:016x} positions {} mismatches {}",
+            entry.files, entry.positions, entry.mismatches
         )
         .map_err(io)?;
         self.file.sync_data().map_err(io)?;
@@ -1886,11 +2207,14 @@ impl Journal {
 
 fn parse_journal_line(line: &str) -> Option<(String, JournalEntry)> {
     let rest = line.strip_prefix("pair ")?;
-    let (names, counts) = rest.split_once(" positions ")?;
+    let (names, rest) = rest.split_once(" files ")?;
+    let (files, counts) = rest.split_once(" positions ")?;
     let (positions, mismatches) = counts.split_once(" mismatches ")?;
+    (files.len() == 16).then_some(())?;
     Some((
         names.to_string(),
         JournalEntry {
+            files: u64::from_str_radix(files, 16).ok()?,
             positions: positions.parse().ok()?,
             mismatches: mismatches.parse().ok()?,
         },
@@ -2064,5 +2388,76 @@ impl Checker<'_> {
             );
         }
         (progress, end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The census of a kind from its index built whole (the count before
+    /// [`census`] counted sets instead).
+    fn census_of_shape(kind: Kind) -> Census {
+        let shape = Shape::new(kind.size, kind.max_cars).unwrap();
+        let pairs = pair_layers(&shape);
+        let jobs = pair_jobs(&shape, &pairs, 1);
+        let mut heaviest = vec![0u64; jobs.len()];
+        for (i, job) in jobs.iter().enumerate() {
+            let before = job.after.iter().map(|&j| heaviest[j]).max().unwrap_or(0);
+            heaviest[i] = before + job.bytes;
+        }
+        let (largest, layers) = pairs
+            .iter()
+            .map(|layers| (layers.iter().map(|l| l.slots).sum::<u64>(), layers))
+            .max_by_key(|(slots, _)| *slots)
+            .unwrap();
+        Census {
+            pairs: pairs.len(),
+            slots: pairs.iter().flatten().map(|l| l.slots).sum(),
+            largest: (largest, layers.iter().map(|l| (l.black, l.white)).collect()),
+            chain: heaviest.into_iter().max().unwrap(),
+            bytes_per_slot: PASS_BYTES_PER_SLOT,
+        }
+    }
+
+    #[test]
+    fn the_census_counted_from_sets_is_the_one_of_the_index() {
+        for (size, cars) in [
+            (3, 2),
+            (4, 1),
+            (4, 3),
+            (5, 2),
+            (5, 4),
+            (6, 3),
+            (7, 2),
+            (8, 2),
+        ] {
+            let kind = Kind {
+                size,
+                rules: Rules::Textbook,
+                max_cars: cars,
+            };
+            assert_eq!(
+                census(kind).unwrap(),
+                census_of_shape(kind),
+                "{size} {cars}"
+            );
+        }
+        // The whole 8 x 8 board: counted, not built (its index would take
+        // tens of gigabytes).
+        let whole = Kind {
+            size: 8,
+            rules: Rules::Textbook,
+            max_cars: 7,
+        };
+        let found = census(whole).unwrap();
+        assert!(found.slots > 1 << 40, "{found:?}");
+        assert!(
+            census(Kind {
+                max_cars: 8,
+                ..whole
+            })
+            .is_err()
+        );
     }
 }

@@ -161,19 +161,33 @@ pub struct Conversion {
     pub new_bytes: u64,
     /// Positions compared between the old and the new files.
     pub positions: u64,
+    /// Every layer's distances to progress (`.dtz`) and to the end
+    /// (`.dte`) were converted (a directory has both, or one of them
+    /// for every layer).
+    pub with_dtz: bool,
     pub with_dte: bool,
+    /// Files of the new directory for the layers converted, and of those
+    /// the ones this run wrote (the others an earlier run).
+    pub files: usize,
+    pub written: usize,
 }
 
-/// Converts the old-format directory `old` into a new one, `new`: every
-/// layer's `.dtz` file into a `.wdl` and a `.dtz` file, its `.dte` file
-/// (where the old directory has one for every layer) into a `.dte` file,
-/// each read back and compared value for value with the old one on every
-/// position before the next. Resumable: layers whose new files are there
-/// are skipped. `progress` hears of each file.
+/// Converts the directory `old` (of the old format, 1, or of an earlier
+/// format, 2, or of this one) into a new one, `new`, of the current
+/// format and a table set of its own: for every layer its `.wdl` file and
+/// each of its distance files that `old` holds for every layer (the
+/// `.dtz` files, the `.dte` files), each written anew (win/draw/loss in
+/// the smallest code this program writes), read back and compared value
+/// for value with the old one on every position before the next.
+/// Resumable: layers whose new files are there are skipped. `progress`
+/// hears of each file.
 ///
 /// # Errors
-/// An old directory that is not of the old format, or damaged; a new one
-/// of another kind; a value that differs; any I/O error.
+/// An old directory that is not of a format read, is damaged, or has a
+/// kind of file for some layers and not others (the message names the
+/// first missing); a new one that is the old one, lies inside it (or it
+/// inside the new one), holds other files or tables of another kind, or
+/// is in use; a value that differs; any I/O error.
 pub fn convert(
     old: &Path,
     new: &Path,
@@ -181,7 +195,7 @@ pub fn convert(
     progress: &(dyn Fn(&Converted) + Sync),
 ) -> Result<Conversion, LayerError> {
     let (kind, version) = format::read_manifest(old)?;
-    if version != 1 && version != format::VERSION {
+    if !(1..=format::VERSION).contains(&version) {
         return Err(LayerError::Manifest(
             old.join(format::MANIFEST),
             format!("holds tables of format {version}, which this program does not convert"),
@@ -195,6 +209,10 @@ pub fn convert(
             "is the old directory: convert into a new one".into(),
         ));
     }
+    if let Some(why) = nested(old, new) {
+        return Err(LayerError::Manifest(new.to_path_buf(), why));
+    }
+    let _lock = format::lock_dir(new)?;
     format::prepare_dir(new, kind)?;
     let layers: Vec<Layer> = shape
         .pairs()
@@ -208,15 +226,59 @@ pub fn convert(
         })
         .map(|(a, b)| shape.layer(a, b))
         .collect();
-    let with_dte = layers
-        .iter()
-        .all(|l| Metric::Dte.path(old, l.black, l.white).is_file());
-    let metrics: &[Metric] = if with_dte {
-        &[Metric::Dtz, Metric::Dte]
-    } else {
-        &[Metric::Dtz]
+    // Each kind of file is there for every layer or for none: one missing
+    // is named, never passed over.
+    let every = |content: Content| -> Result<bool, LayerError> {
+        let missing: Vec<PathBuf> = layers
+            .iter()
+            .map(|l| content.path(old, l.black, l.white))
+            .filter(|path| std::fs::symlink_metadata(path).is_err())
+            .collect();
+        match missing.len() {
+            0 => Ok(true),
+            n if n == layers.len() => Ok(false),
+            n => Err(LayerError::Manifest(
+                old.to_path_buf(),
+                format!(
+                    "is incomplete: {n} of its {} .{} files ({}) are missing, {} the first; \
+                     nothing of it is left out of a conversion (complete it first{})",
+                    layers.len(),
+                    content.extension(),
+                    content.name(),
+                    missing[0].display(),
+                    match content {
+                        Content::Distance(Metric::Dte) => ": `dodgem solve --dte OLD`",
+                        _ => ", or solve it again",
+                    }
+                ),
+            )),
+        }
     };
+    let with_dtz = every(Content::Distance(Metric::Dtz))?;
+    let with_dte = every(Content::Distance(Metric::Dte))?;
+    if version > 1 && !every(Content::Wdl)? {
+        let first = &layers[0];
+        return Err(LayerError::Io(
+            Content::Wdl.path(old, first.black, first.white),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        ));
+    }
+    if !with_dtz && (version == 1 || !with_dte) {
+        let first = &layers[0];
+        return Err(LayerError::Manifest(
+            old.to_path_buf(),
+            format!(
+                "holds no distance files ({} is missing): nothing to convert",
+                Metric::Dtz.path(old, first.black, first.white).display()
+            ),
+        ));
+    }
+    let metrics: Vec<Metric> = [(Metric::Dtz, with_dtz), (Metric::Dte, with_dte)]
+        .into_iter()
+        .filter_map(|(metric, with)| with.then_some(metric))
+        .collect();
     let total = Mutex::new(Conversion {
+        with_dtz,
         with_dte,
         ..Conversion::default()
     });
@@ -229,16 +291,21 @@ pub fn convert(
             return;
         }
         let layer = &layers[order[unit]];
-        for &metric in metrics {
+        for (i, &metric) in metrics.iter().enumerate() {
+            // The win/draw/loss goes with the first metric converted.
+            let with_wdl = i == 0;
             let converted = if version == 1 {
                 convert_layer(old, new, kind, &shape, layer, metric)
             } else {
-                recode_layer(old, new, kind, &shape, layer, metric)
+                rebind_layer(old, new, kind, &shape, layer, metric, with_wdl)
             };
             match converted {
                 Ok((done, positions)) => {
+                    let files = if with_wdl { 2 } else { 1 };
                     let mut total = total.lock().unwrap_or_else(|e| e.into_inner());
-                    total.layers += usize::from(metric == Metric::Dtz);
+                    total.layers += usize::from(with_wdl);
+                    total.files += files;
+                    total.written += if done.skipped { 0 } else { files };
                     total.old_bytes += done.old_bytes;
                     total.new_bytes += done.new_bytes;
                     total.positions += positions;
@@ -269,6 +336,38 @@ fn same_directory(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Why `new` cannot be converted into from `old`: one lies inside the
+/// other (`new` need not exist yet).
+fn nested(old: &Path, new: &Path) -> Option<String> {
+    let old = old.canonicalize().ok()?;
+    // The deepest part of `new` that exists, with the rest after it.
+    let mut existing = new.to_path_buf();
+    let mut rest = Vec::new();
+    let base = loop {
+        if let Ok(found) = existing.canonicalize() {
+            break found;
+        }
+        rest.push(existing.file_name()?.to_os_string());
+        if !existing.pop() || existing.as_os_str().is_empty() {
+            existing = std::env::current_dir().ok()?;
+        }
+    };
+    let new = rest.iter().rev().fold(base, |path, part| path.join(part));
+    if new.starts_with(&old) {
+        Some(format!(
+            "lies inside the old directory {}: convert into one outside it",
+            old.display()
+        ))
+    } else if old.starts_with(&new) {
+        Some(format!(
+            "holds the old directory {}: convert into one outside it",
+            old.display()
+        ))
+    } else {
+        None
+    }
+}
+
 /// Converts one layer's distances of `metric` (with the win/draw/loss for
 /// [`Metric::Dtz`]), then compares the new files with the old values on
 /// every position: the file and the positions compared.
@@ -282,6 +381,59 @@ fn convert_layer(
 ) -> Result<(Converted, u64), LayerError> {
     let old_path = metric.path(old, layer.black, layer.white);
     let old_bytes = std::fs::metadata(&old_path).map_or(0, |m| m.len());
+    let contents: &[Content] = match metric {
+        Metric::Dtz => &[Content::Wdl, Content::Distance(Metric::Dtz)],
+        Metric::Dte => &[Content::Distance(Metric::Dte)],
+    };
+    write_and_compare(new, kind, shape, layer, metric, contents, old_bytes, || {
+        read_values(old, kind, metric, layer)?.ok_or_else(|| {
+            LayerError::Io(
+                old_path.clone(),
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )
+        })
+    })
+}
+
+/// Converts one layer of a directory of format 2 or later: its values
+/// with distances of `metric` read whole (every block checked), written
+/// anew in the current format and the new directory's table set (the
+/// `.wdl` file too, `with_wdl`), and compared position by position.
+fn rebind_layer(
+    old: &Path,
+    new: &Path,
+    kind: Kind,
+    shape: &Shape,
+    layer: &Layer,
+    metric: Metric,
+    with_wdl: bool,
+) -> Result<(Converted, u64), LayerError> {
+    let distance = Content::Distance(metric);
+    let contents: &[Content] = if with_wdl {
+        &[Content::Wdl, distance]
+    } else {
+        &[distance]
+    };
+    let old_bytes = new_bytes(old, layer, contents);
+    write_and_compare(new, kind, shape, layer, metric, contents, old_bytes, || {
+        format::read_values(old, kind, metric, layer)
+    })
+}
+
+/// Writes `contents` of `layer` into `new` from the values `read` gives
+/// (the distance file last: with it there, the layer is done, and a
+/// later run skips it), then compares them with the values.
+#[allow(clippy::too_many_arguments)]
+fn write_and_compare(
+    new: &Path,
+    kind: Kind,
+    shape: &Shape,
+    layer: &Layer,
+    metric: Metric,
+    contents: &[Content],
+    old_bytes: u64,
+    read: impl FnOnce() -> Result<(Values, Tally), LayerError>,
+) -> Result<(Converted, u64), LayerError> {
     let mut done = Converted {
         layer: (layer.black, layer.white),
         metric,
@@ -290,21 +442,11 @@ fn convert_layer(
         slots: layer.slots,
         skipped: true,
     };
-    let contents: &[Content] = match metric {
-        Metric::Dtz => &[Content::Wdl, Content::Distance(Metric::Dtz)],
-        Metric::Dte => &[Content::Distance(Metric::Dte)],
-    };
-    // The distance file is written last: with it there, the layer is done.
     if LayerFile::open(new, kind, Content::Distance(metric), layer)?.is_some() {
         done.new_bytes = new_bytes(new, layer, contents);
         return Ok((done, 0));
     }
-    let (values, tally) = read_values(old, kind, metric, layer)?.ok_or_else(|| {
-        LayerError::Io(
-            old_path.clone(),
-            std::io::Error::from(std::io::ErrorKind::NotFound),
-        )
-    })?;
+    let (values, tally) = read()?;
     let positions = format::positions_of(shape, layer);
     for &content in contents {
         format::write_file(
@@ -320,85 +462,8 @@ fn convert_layer(
         )
         .map_err(|e| LayerError::Io(content.path(new, layer.black, layer.white), e))?;
     }
-    let compared = compare(new, kind, layer, metric, &values, &positions)?;
-    done.new_bytes = new_bytes(new, layer, contents);
-    done.skipped = false;
-    Ok((done, compared))
-}
-
-/// Recodes one layer of a directory of the current format: its
-/// win/draw/loss file rewritten in the smallest code this program writes
-/// (tiles, where they are smaller than runs) and compared position by
-/// position; its distance file of `metric` linked (or copied) as it is
-/// and checked.
-fn recode_layer(
-    old: &Path,
-    new: &Path,
-    kind: Kind,
-    shape: &Shape,
-    layer: &Layer,
-    metric: Metric,
-) -> Result<(Converted, u64), LayerError> {
-    let distance = Content::Distance(metric);
-    let contents: &[Content] = match metric {
-        Metric::Dtz => &[Content::Wdl, distance],
-        Metric::Dte => &[distance],
-    };
-    let mut done = Converted {
-        layer: (layer.black, layer.white),
-        metric,
-        old_bytes: new_bytes(old, layer, contents),
-        new_bytes: 0,
-        slots: layer.slots,
-        skipped: true,
-    };
-    // The distance file is copied last: with it there, the layer is done.
-    if LayerFile::open(new, kind, distance, layer)?.is_some() {
-        done.new_bytes = new_bytes(new, layer, contents);
-        return Ok((done, 0));
-    }
-    let source = format::open_required(old, kind, distance, layer)?;
-    let mut compared = 0;
-    if metric == Metric::Dtz {
-        let wdl = format::read_wdl(old, kind, layer)?;
-        let codes: Vec<u8> = (0..layer.slots)
-            .map(|slot| format::wdl_value(wdl.get(slot)) as u8)
-            .collect();
-        let values = Values::Narrow(codes);
-        let positions = format::positions_of(shape, layer);
-        let tally = source.header().tally;
-        format::write_file(
-            new,
-            kind,
-            Content::Wdl,
-            layer,
-            &values,
-            &positions,
-            tally,
-            Content::Wdl.block_slots(),
-            1,
-        )
-        .map_err(|e| LayerError::Io(Content::Wdl.path(new, layer.black, layer.white), e))?;
-        let written = format::read_wdl(new, kind, layer)?;
-        for slot in 0..layer.slots {
-            if format::is_set(&positions, slot) {
-                if written.get(slot) != wdl.get(slot) {
-                    return Err(LayerError::Corrupt(
-                        Content::Wdl.path(new, layer.black, layer.white),
-                        format!("slot {slot} differs from the old file's value after recoding"),
-                    ));
-                }
-                compared += 1;
-            }
-        }
-    }
-    // Linked (or copied through a temporary name), then checked as a
-    // reader opens it.
-    let to = distance.path(new, layer.black, layer.white);
-    source
-        .link_or_copy_to(&to)
-        .map_err(|e| LayerError::Io(to.clone(), e))?;
-    format::open_required(new, kind, distance, layer)?;
+    let with_wdl = contents.contains(&Content::Wdl);
+    let compared = compare(new, kind, layer, metric, with_wdl, &values, &positions)?;
     done.new_bytes = new_bytes(new, layer, contents);
     done.skipped = false;
     Ok((done, compared))
@@ -418,13 +483,14 @@ fn compare(
     kind: Kind,
     layer: &Layer,
     metric: Metric,
+    with_wdl: bool,
     values: &Values,
     positions: &[u64],
 ) -> Result<u64, LayerError> {
     let is_position = |slot: u64| format::is_set(positions, slot);
     let mut first_wrong: Option<(PathBuf, u64)> = None;
     let mut compared = 0u64;
-    if metric == Metric::Dtz {
+    if with_wdl {
         let wdl = format::open_required(new, kind, Content::Wdl, layer)?;
         wdl.each_run(|first, value, length| {
             for slot in first..first + length {

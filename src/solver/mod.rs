@@ -55,7 +55,10 @@ pub use format::{
     LayerFile, MANIFEST, Metric, VERSION, layer_path, read_header, read_kind, read_layer,
     read_manifest, read_values, read_values_header, write_layer, write_metric,
 };
-pub use format::{is_set, positions_of, prepare_dir, read_wdl, wdl_value, write_file};
+pub use format::{
+    DirLock, LOCK_FILE, Manifest, UNBOUND_VERSION, is_set, lock_dir, positions_of, prepare_dir,
+    read_directory, read_wdl, wdl_value, write_file,
+};
 pub use layered::{
     Census, DteOutcome, LayeredError, Outcome, PairDone, Plan, Ranks, Verified, add_dte,
     add_dte_knowing, census, dte_in_memory, shape_of, solve as solve_layers, solve_in_memory,

@@ -245,7 +245,7 @@ fn run(
     let mut census = Census::default();
     let mut from = a0 + b0;
     if let Some(saved) = checkpoint
-        .map(|c| checkpoint::load(c.path, tables.kind(), shape))
+        .map(|c| checkpoint::load(c.path, tables.kind(), tables.fingerprint(), shape))
         .transpose()?
         .flatten()
     {
@@ -324,7 +324,8 @@ fn run(
         if let Some(checkpoint) = checkpoint {
             let stop = checkpoint.stop_after == Some(closed);
             if stop || total == last_total || saved_at.elapsed() >= checkpoint.every {
-                save(checkpoint.path, tables.kind(), total + 1, &census, &current)?;
+                let binding = (tables.kind(), tables.fingerprint());
+                save(checkpoint.path, binding, total + 1, &census, &current)?;
                 saved_at = Instant::now();
             }
             if stop && total < last_total {
@@ -339,7 +340,7 @@ fn run(
 /// Saves the walk's state before it closes `total`.
 fn save(
     path: &Path,
-    kind: Kind,
+    (kind, tables): (Kind, u64),
     total: u32,
     census: &Census,
     current: &HashMap<(u32, u32), LayerBits>,
@@ -354,7 +355,7 @@ fn save(
         census: *census,
         layers,
     };
-    checkpoint::save(path, kind, &saved).map_err(|e| LayerError::Io(path.to_path_buf(), e))
+    checkpoint::save(path, kind, tables, &saved).map_err(|e| LayerError::Io(path.to_path_buf(), e))
 }
 
 /// The tiles of a layer: rows `rows` of block `block`, up to

@@ -17,8 +17,8 @@ use crate::board::Position;
 struct Files {
     dir: PathBuf,
     wdl: Vec<LayerFile>,
-    /// Every layer's distances to progress, or none (tables made by the
-    /// one pass, which have their distances to the end instead).
+    /// Every layer's distances to progress, or none (a directory whose
+    /// every layer has its distances to the end may go without).
     dtz: Option<Vec<LayerFile>>,
     /// Every layer's distances to the end, or none.
     dte: Option<Vec<LayerFile>>,
@@ -49,18 +49,19 @@ pub struct Tables {
 
 impl Tables {
     /// Opens the tables in `dir`: its manifest and every layer's files
-    /// (header and code checked; each block is checked against its CRC
-    /// when read). The distances to the end are used when every layer has
-    /// them; a damaged `.dte` file is reported ([`Tables::take_errors`])
-    /// and the tables are used without them.
+    /// (header, code and whole block index checked; each block is checked
+    /// against its CRC when read). The distances to the end are used when
+    /// every layer has them; missing or damaged `.dte` files are reported
+    /// by name ([`Tables::take_errors`]) and the tables are used without
+    /// them. In a directory of the current format the `.dtz` files may be
+    /// missing where every layer has its `.dte` file.
     ///
     /// # Errors
-    /// A missing or bad manifest, an old-format directory, a missing or
-    /// damaged `.wdl` file, or a missing or damaged `.dtz` file where the
-    /// distances to progress are not missing from every layer with the
-    /// distances to the end all there (tables of the one pass).
+    /// A missing or bad manifest, an old-format directory, or a missing or
+    /// damaged `.wdl` or `.dtz` file.
     pub fn open(dir: &Path) -> Result<Tables, LayerError> {
-        let kind = super::format::read_kind(dir)?;
+        let manifest = super::format::read_directory(dir)?;
+        let kind = manifest.kind;
         // The size of the index is checked before it is built.
         let shape = super::layered::shape_of(kind).ok().ok_or_else(|| {
             LayerError::Manifest(
@@ -74,61 +75,63 @@ impl Tables {
         raise_open_file_limit(3 * layer_count(&shape) + 64);
         let mut wdl = Vec::new();
         let mut dtz = Vec::new();
-        let mut dtz_missing = None;
         let mut dte = Vec::new();
-        let mut dte_missing = 0;
-        let mut dte_error = None;
         for (black, white) in layer_order(&shape) {
             let layer = shape.layer(black, white);
-            let incomplete = |content: Content| {
-                LayerError::Manifest(
-                    dir.to_path_buf(),
-                    format!(
-                        "is incomplete: {} is missing (is the solve finished?)",
-                        content.path(dir, black, white).display()
-                    ),
-                )
-            };
-            let file = LayerFile::open(dir, kind, Content::Wdl, &layer)?
-                .ok_or_else(|| incomplete(Content::Wdl))?;
+            let file = LayerFile::open_in(dir, &manifest, kind, Content::Wdl, &layer)?
+                .ok_or_else(|| incomplete(dir, Content::Wdl.path(dir, black, white)))?;
             wdl.push(file);
-            match LayerFile::open(dir, kind, Content::Distance(Metric::Dtz), &layer)? {
-                Some(file) => dtz.push(file),
-                None => {
-                    dtz_missing.get_or_insert_with(|| incomplete(Content::Distance(Metric::Dtz)));
-                }
-            }
-            if dte_error.is_none() {
-                match LayerFile::open(dir, kind, Content::Distance(Metric::Dte), &layer) {
-                    Ok(Some(file)) => dte.push(file),
-                    Ok(None) => dte_missing += 1,
-                    Err(error) => dte_error = Some(error),
-                }
+            for (metric, files) in [(Metric::Dtz, &mut dtz), (Metric::Dte, &mut dte)] {
+                let content = Content::Distance(metric);
+                let opened = match LayerFile::open_in(dir, &manifest, kind, content, &layer) {
+                    Ok(Some(file)) => Ok(file),
+                    Ok(None) => Err(None),
+                    Err(error) => Err(Some(error)),
+                };
+                files.push((content.path(dir, black, white), opened));
             }
         }
+        let mut errors = Errors::default();
+        let dte = match Distances::of(dte) {
+            Distances::All(files) => Some(files),
+            Distances::None => None,
+            partial => {
+                errors.note(format!(
+                    "{}; the tables are used without their distances to the end (`score cp` \
+                     rather than `score mate`, `solve` without `dte`): run `dodgem solve --dte \
+                     {}` to complete them",
+                    partial.describe(dir, Metric::Dte),
+                    dir.display()
+                ));
+                None
+            }
+        };
+        // Without every `.dte` file the distances to progress are needed;
+        // with them, a directory of the current format may go without.
+        let dtz_optional = dte.is_some() && manifest.version >= super::format::VERSION;
+        let dtz = match Distances::of(dtz) {
+            Distances::All(files) => Some(files),
+            Distances::None if dtz_optional => None,
+            partial if dtz_optional => {
+                errors.note(format!(
+                    "{}; the tables are used without their distances to progress",
+                    partial.describe(dir, Metric::Dtz)
+                ));
+                None
+            }
+            Distances::Damaged { error, .. } => return Err(error),
+            Distances::Missing { first, .. } => return Err(incomplete(dir, first[0].clone())),
+            Distances::None => {
+                let low = shape.min_progress();
+                return Err(incomplete(dir, Metric::Dtz.path(dir, low, low)));
+            }
+        };
         let block_slots = wdl
             .iter()
             .map(|f| f.header().block_slots)
             .max()
             .unwrap_or(1);
-        let mut errors = Errors::default();
-        let dte = match dte_error {
-            Some(error) => {
-                errors.note(format!(
-                    "{error}; the tables are used without their distances to the end"
-                ));
-                None
-            }
-            None if dte_missing == 0 => Some(dte),
-            None => None,
-        };
         let has_dte = dte.is_some();
-        let dtz = match dtz_missing {
-            None => Some(dtz),
-            // Made by the one pass: the distances to the end instead.
-            Some(_) if dtz.is_empty() && has_dte => None,
-            Some(missing) => return Err(missing),
-        };
         let has_dtz = dtz.is_some();
         let files = Files {
             dir: dir.to_path_buf(),
@@ -213,7 +216,7 @@ impl Tables {
     }
 
     /// Whether the tables know the distance to the end of every position
-    /// ([`Metric::Dte`]).
+    /// ([`Metric::Dte`]) as well as the distance to progress.
     pub fn has_dte(&self) -> bool {
         self.dte
     }
@@ -229,6 +232,18 @@ impl Tables {
     /// the tables have it, else the distance to the end.
     fn first_metric(&self) -> Metric {
         if self.dtz { Metric::Dtz } else { Metric::Dte }
+    }
+
+    /// What identifies the win/draw/loss files the tables read (each
+    /// file's [`LayerFile::fingerprint`], mixed): 0 for tables in memory.
+    /// A checkpoint of work on the tables records it.
+    pub fn fingerprint(&self) -> u64 {
+        match &self.source {
+            Source::Memory(_) => 0,
+            Source::Dir(files) => files.wdl.iter().fold(0u64, |digest, file| {
+                digest.rotate_left(5) ^ file.fingerprint()
+            }),
+        }
     }
 
     /// Number of layer `(black, white)`: `0..self.layers()`.
@@ -278,6 +293,7 @@ impl Tables {
         if metric == Metric::Dte && !self.dte {
             return Ok(None);
         }
+        // Tables of the one pass: the distance to the end instead.
         let metric = if metric == Metric::Dtz && !self.dtz {
             Metric::Dte
         } else {
@@ -319,7 +335,7 @@ impl Tables {
                 Some(sign) => sign,
             };
             let distances = match metric {
-                Metric::Dtz => &files.dtz.as_ref().expect("has_dtz")[id],
+                Metric::Dtz => &files.dtz.as_ref().ok_or_else(|| no_dtz(&files.dir))?[id],
                 Metric::Dte => &files.dte.as_ref().expect("has_dte")[id],
             };
             Ok(decode(code_of(sign, distances.value(slot)?)))
@@ -330,7 +346,7 @@ impl Tables {
     }
 
     /// The values of every slot of layer `(black, white)` with their
-    /// distances to progress (as [`Tables::probe`]), a chunk at a time in slot order
+    /// distances to progress, a chunk at a time in slot order
     /// (`visit(first slot, values)`): decoded from its files a block at a
     /// time, or from memory at once.
     ///
@@ -350,14 +366,12 @@ impl Tables {
             }
             Source::Dir(files) => files,
         };
-        let wdl = &files.wdl[id];
         let dtz = match (&files.dtz, &files.dte) {
             (Some(dtz), _) => &dtz[id],
             (None, Some(dte)) => &dte[id],
-            (None, None) => {
-                unreachable!("tables without distances to progress have them to the end")
-            }
+            (None, None) => return Err(no_dtz(&files.dir)),
         };
+        let wdl = &files.wdl[id];
         let (slots, longest) = (dtz.header().slots, dtz.header().tally.longest);
         let chunk = (1u64 << 20)
             .max(wdl.header().block_slots)
@@ -432,6 +446,106 @@ impl Tables {
                 .inspect_err(|error| self.report(error.to_string()))
                 .ok(),
         })
+    }
+}
+
+/// The error of a probe of the distances to progress in a directory
+/// without them.
+fn no_dtz(dir: &Path) -> LayerError {
+    LayerError::Unusable(format!(
+        "{} has no distances to progress (.dtz files)",
+        dir.display()
+    ))
+}
+
+/// The error of a directory missing `path`.
+fn incomplete(dir: &Path, path: PathBuf) -> LayerError {
+    LayerError::Manifest(
+        dir.to_path_buf(),
+        format!(
+            "is incomplete: {} is missing (is the solve finished?)",
+            path.display()
+        ),
+    )
+}
+
+/// What a directory holds of one metric's distance files, from each
+/// layer's path and what opening it gave (`Err(None)`: missing).
+enum Distances {
+    All(Vec<LayerFile>),
+    None,
+    /// Some layers' files are missing: how many of how many, and the
+    /// first few.
+    Missing {
+        missing: usize,
+        of: usize,
+        first: Vec<PathBuf>,
+    },
+    /// Files that cannot be used: the first's error, and how many.
+    Damaged {
+        error: LayerError,
+        damaged: usize,
+    },
+}
+
+/// Missing files a message names at most.
+const NAMED: usize = 3;
+
+impl Distances {
+    fn of(opened: Vec<(PathBuf, Result<LayerFile, Option<LayerError>>)>) -> Distances {
+        let of = opened.len();
+        let missing: Vec<&PathBuf> = opened
+            .iter()
+            .filter(|(_, f)| matches!(f, Err(None)))
+            .map(|(path, _)| path)
+            .collect();
+        let damaged = opened
+            .iter()
+            .filter(|(_, f)| matches!(f, Err(Some(_))))
+            .count();
+        if missing.len() == of {
+            return Distances::None;
+        }
+        if damaged > 0 {
+            let error = opened
+                .into_iter()
+                .find_map(|(_, f)| f.err().flatten())
+                .expect("a damaged file");
+            return Distances::Damaged { error, damaged };
+        }
+        if !missing.is_empty() {
+            return Distances::Missing {
+                missing: missing.len(),
+                of,
+                first: missing.into_iter().take(NAMED).cloned().collect(),
+            };
+        }
+        Distances::All(opened.into_iter().filter_map(|(_, f)| f.ok()).collect())
+    }
+
+    /// What is wrong, naming the files.
+    fn describe(&self, dir: &Path, metric: Metric) -> String {
+        let ext = Content::Distance(metric).extension();
+        match self {
+            Distances::Missing { missing, of, first } => {
+                let named: Vec<String> = first.iter().map(|p| p.display().to_string()).collect();
+                let more = if *missing > first.len() { ", ..." } else { "" };
+                format!(
+                    "{}: {missing} of the {of} .{ext} files ({}) are missing: {}{more}",
+                    dir.display(),
+                    metric.name(),
+                    named.join(", ")
+                )
+            }
+            Distances::Damaged { error, damaged } if *damaged > 1 => {
+                format!(
+                    "{error} (and {} other .{ext} files cannot be used)",
+                    damaged - 1
+                )
+            }
+            Distances::Damaged { error, .. } => error.to_string(),
+            Distances::All(_) | Distances::None => String::new(),
+        }
     }
 }
 

@@ -619,6 +619,16 @@ pub fn files_of(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec
         .collect()
 }
 
+/// Makes the new or empty directory `dir` one of the table set of the
+/// tables in `like` (its manifest copied), so that a solve into it writes
+/// the same bytes as the solve into `like`: every layer file is bound to
+/// its directory's set, drawn at random for each new directory.
+pub fn same_set(like: &std::path::Path, dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).expect("cannot make a directory");
+    let manifest = dodgem::solver::MANIFEST;
+    std::fs::copy(like.join(manifest), dir.join(manifest)).expect("cannot copy a manifest");
+}
+
 /// A fresh, empty directory for one test's files, named after it.
 pub fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("dodgem-test-{name}-{}", std::process::id()));
