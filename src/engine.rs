@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -57,17 +57,28 @@ enum Input {
     TooLong(usize),
 }
 
+/// What a person who starts the engine in a terminal reads on stderr.
+pub const TERMINAL_HINT: &str = "dodgem: a Dodgem engine, waiting for commands on stdin \
+(try `uci`, `position startpos`, `go movetime 1000`, then wait for `bestmove`; `d` shows \
+the board, `quit` ends; `dodgem --help` lists the subcommands)";
+
 /// `dodgem uci` (or no subcommand): the command line. It takes no
 /// arguments.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct UciArgs {}
 
 impl UciArgs {
-    /// Runs the engine on stdin/stdout.
+    /// Runs the engine on stdin/stdout. A person who starts it in a
+    /// terminal gets a short hint on stderr (stdout carries protocol
+    /// lines only, and a program that drives the engine over a pipe sees
+    /// nothing of it).
     ///
     /// # Errors
     /// Only if stdout cannot be written.
     pub fn run(&self) -> io::Result<()> {
+        if io::stdin().is_terminal() {
+            eprintln!("{TERMINAL_HINT}");
+        }
         run(io::BufReader::new(io::stdin()), io::stdout().lock())
     }
 }

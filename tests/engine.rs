@@ -1052,3 +1052,43 @@ fn stdout_carries_only_protocol_lines_even_with_logging() {
     let stderr = engine.stderr();
     assert!(!stderr.is_empty(), "RUST_LOG=debug wrote nothing to stderr");
 }
+
+/// Started by a person in a terminal, the engine says on stderr what it
+/// is and what to type (it used to print nothing at all); over pipes, as
+/// every GUI and referee runs it, stderr stays empty. The terminal is a
+/// pseudo-terminal from util-linux's `script`.
+#[test]
+fn a_person_at_a_terminal_gets_a_hint_and_a_pipe_gets_none() {
+    let _cpu = shared();
+    let command = format!("{} uci", shlex::try_quote(crate::common::BIN).unwrap());
+    let mut script = std::process::Command::new("script");
+    script.args(["-q", "-e", "-c", &command, "/dev/null"]);
+    script.env_remove("RUST_LOG");
+    let mut child = script
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux's `script` runs the engine on a pseudo-terminal");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"quit\n").unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains(dodgem::engine::TERMINAL_HINT), "{text:?}");
+
+    let mut engine = Engine::start_with(|command| {
+        command
+            .env_remove("RUST_LOG")
+            .stderr(std::process::Stdio::piped());
+    });
+    engine.send("quit");
+    engine.read_to_eof(LONG);
+    let stderr = engine.stderr();
+    assert!(
+        stderr.is_empty(),
+        "stderr over pipes: {:?}",
+        String::from_utf8_lossy(&stderr)
+    );
+}
