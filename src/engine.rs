@@ -949,12 +949,13 @@ impl<W: Write> Engine<W> {
         };
         self.deadline = crossbeam_channel::never();
         if self.debug {
-            log::debug!("search took {} ms", started.elapsed().as_millis());
+            let took = started.elapsed().as_millis();
+            log::debug!("search took {took} ms");
             let summary = if game_over {
                 "debug: the game is over, nothing to search".to_string()
             } else {
                 format!(
-                    "debug: search finished at depth {} after {} nodes",
+                    "debug: search finished at depth {} after {} nodes in {took} ms",
                     outcome.depth, outcome.nodes
                 )
             };

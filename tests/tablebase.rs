@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use crate::common::{Engine, LONG, Rng, best_move, is_bestmove, ms, shared, timing};
+use crate::common::{
+    Engine, LOAD_SLACK, LONG, Rng, assert_prompt, best_move, is_bestmove, ms, shared, timing,
+};
 use crate::reference::{Dtm, Reference};
 use dodgem::board::{Color, Outcome, Position, Rules};
 use dodgem::notation::format_position;
@@ -515,9 +517,17 @@ fn solve_answers_within_a_few_milliseconds_once_the_table_exists() {
             ms(median),
             ms(worst)
         );
-        // Generous bounds: the machine is shared (typical is ~0.1 ms).
-        assert!(median < Duration::from_millis(5), "median {median:?}");
-        assert!(worst < Duration::from_millis(100), "worst {worst:?}");
+        // Generous bounds: the machine is shared (typical is ~0.1 ms); the
+        // worst may wait for a core behind other work.
+        assert_prompt(
+            &times,
+            Duration::from_millis(5),
+            &format!("{size}x{size} solve"),
+        );
+        assert!(
+            worst < Duration::from_millis(100) + LOAD_SLACK,
+            "worst {worst:?}"
+        );
     }
 }
 
