@@ -13,7 +13,7 @@ use dodgem::search::{Limits, Request, Settings, Signals, Tables, search};
 use dodgem::tablebase;
 
 use crate::common::{
-    BIN, Engine, LONG, REPLY_BOUND, assert_prompt, best_move, info_value, is_bestmove,
+    BIN, Engine, LOAD_SLACK, LONG, REPLY_BOUND, assert_prompt, best_move, info_value, is_bestmove,
     is_search_info, ms, run, scratch, shared, timing,
 };
 
@@ -775,9 +775,13 @@ fn stop_is_prompt_while_isready_or_solve_waits_for_a_built_in_table() {
                 ms(latency)
             );
             latencies.push(latency);
-            if !lines.iter().any(|l| l.starts_with(answer)) {
-                lines.extend(engine.read_until(|l| l.starts_with(answer), LONG).0);
-            }
+            // Not held behind the build: the `bestmove` comes before the
+            // answer that waits for it.
+            assert!(
+                !lines.iter().any(|l| l.starts_with(answer)),
+                "{command}: answered before the stop's bestmove: {lines:?}"
+            );
+            lines.extend(engine.read_until(|l| l.starts_with(answer), LONG).0);
             let line = lines.iter().find(|l| l.starts_with(answer)).unwrap();
             assert_eq!(line, &expected, "{lines:?}");
             assert!(engine.sync().is_empty());
@@ -787,10 +791,12 @@ fn stop_is_prompt_while_isready_or_solve_waits_for_a_built_in_table() {
             assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
             engine.quit();
         }
-        assert_prompt(
-            &latencies,
-            REPLY_BOUND,
-            &format!("stop while {command} waits"),
+        // On a busy machine the build itself keeps a core, so the bound
+        // is the reply bound plus what the load adds (the order above is
+        // what shows that `stop` does not wait for the build).
+        assert!(
+            latencies.iter().all(|&l| l <= REPLY_BOUND + LOAD_SLACK),
+            "stop while {command} waits: {latencies:.2?}"
         );
     }
 }
