@@ -990,8 +990,10 @@ fn start_as_a_referee_does(rules: Rules) -> Engine {
 ///
 /// Without the `isready` (a script that pipes its commands at once), the
 /// build starts at the `position`, and the search waits for it up to half
-/// its clock, beyond its usual hard limit: from the table it answers at
-/// once.
+/// its usable clock, beyond its usual hard limit: from the table it
+/// answers at once. That case gets 5 s + 10 ms: half of it (2.47 s) holds
+/// the build on a busy machine, where the test build took over a second
+/// for it, and the search's own hard limit (under 1 s) would not.
 #[test]
 fn the_first_move_on_4x4_set_by_fen_is_perfect_at_a_short_clock() {
     let _cpu = shared();
@@ -1010,7 +1012,12 @@ fn the_first_move_on_4x4_set_by_fen_is_perfect_at_a_short_clock() {
             engine
         };
         engine.send("position fen B3/B3/B3/1WWW b moves a2b2");
-        let lines = engine.go("go wtime 1000 btime 1000 winc 10 binc 10", LONG);
+        let go = if ready {
+            "go wtime 1000 btime 1000 winc 10 binc 10"
+        } else {
+            "go wtime 5000 btime 5000 winc 10 binc 10"
+        };
+        let lines = engine.go(go, LONG);
         let infos: Vec<&String> = lines
             .iter()
             .filter(|l| l.starts_with("info depth"))
