@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -32,7 +32,7 @@ use crate::search::thread::{
 };
 use crate::search::{Request, SearchResult, Signals, TableUse, Tables};
 use crate::solver::Dtz;
-use crate::tablebase::Tablebases;
+use crate::tablebase::{BUILTIN_SIZES, Tablebases};
 use crate::time::{TimeLimit, budget};
 
 /// Input lines longer than this are refused whole (a protection against
@@ -57,17 +57,28 @@ enum Input {
     TooLong(usize),
 }
 
+/// What a person who starts the engine in a terminal reads on stderr.
+pub const TERMINAL_HINT: &str = "dodgem: a Dodgem engine, waiting for commands on stdin \
+(try `uci`, `position startpos`, `go movetime 1000`, then wait for `bestmove`; `d` shows \
+the board, `quit` ends; `dodgem --help` lists the subcommands)";
+
 /// `dodgem uci` (or no subcommand): the command line. It takes no
 /// arguments.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct UciArgs {}
 
 impl UciArgs {
-    /// Runs the engine on stdin/stdout.
+    /// Runs the engine on stdin/stdout. A person who starts it in a
+    /// terminal gets a short hint on stderr (stdout carries protocol
+    /// lines only, and a program that drives the engine over a pipe sees
+    /// nothing of it).
     ///
     /// # Errors
     /// Only if stdout cannot be written.
     pub fn run(&self) -> io::Result<()> {
+        if io::stdin().is_terminal() {
+            eprintln!("{TERMINAL_HINT}");
+        }
         run(io::BufReader::new(io::stdin()), io::stdout().lock())
     }
 }
@@ -229,11 +240,11 @@ struct Engine<W: Write> {
     /// never waits for a search to end.
     loader: TableLoader,
     loaded: Receiver<LoaderDone>,
-    /// The built-in tables of the boards and rules in force, built in the
-    /// background from `ucinewgame`, `position` and `isready` on, so that
-    /// the first search does not spend its clock on them. `isready`
-    /// waits for them (not `go`: its clock runs from the moment it is
-    /// read).
+    /// The built-in tables (3 x 3 and 4 x 4) of the rules in force, built
+    /// in the background from `ucinewgame`, `position` and `isready` on,
+    /// so that the first search does not spend its clock on them.
+    /// `isready` waits for them (not `go`: its clock runs from the moment
+    /// it is read).
     builds: TableBuilds,
     task: Option<Task>,
     /// Rules and evaluation the tables' scores were computed under.
@@ -599,12 +610,19 @@ impl<W: Write> Engine<W> {
         Ok(())
     }
 
-    /// Starts building the built-in table for the current board and rules
-    /// in the background, if searches will want it and it is not there.
+    /// Starts building the built-in tables of the rules in force in the
+    /// background, if searches will want them and they are not there:
+    /// the current board's first, then every other built-in size, since a
+    /// referee may set a board of any size with `position fen` right
+    /// before a `go` whose clock could not pay for the build (see
+    /// [`TableBuilds`]).
     fn prepare_tables(&mut self) {
         if plays_from_tables(&self.options.settings()) {
-            let size = self.game.position().size();
-            self.builds.prepare(size, self.options.rules);
+            let current = self.game.position().size();
+            let others = BUILTIN_SIZES.into_iter().filter(|&size| size != current);
+            for size in std::iter::once(current).chain(others) {
+                self.builds.prepare(size, self.options.rules);
+            }
         }
     }
 
@@ -619,8 +637,8 @@ impl<W: Write> Engine<W> {
 
     /// `isready`: only answered with no table job pending (input that
     /// arrives meanwhile is held, this included), and once the built-in
-    /// table of the board and rules in force is built: until then it is
-    /// held, with the input after it.
+    /// tables of the rules in force are built: until then it is held, with
+    /// the input after it.
     fn is_ready(&mut self) -> io::Result<()> {
         self.prepare_tables();
         if self.builds.busy() {
@@ -812,7 +830,17 @@ impl<W: Write> Engine<W> {
             .copied()
             .or_else(|| request.position.legal_moves().first().copied());
         let started = Instant::now();
-        let hard = hard_limit(&request);
+        let mut hard = hard_limit(&request);
+        // A built-in table still being built (no `isready` came after the
+        // `position`): the search may wait longer for it than it would
+        // search, since from the table it answers at once.
+        let size = request.position.size();
+        if self.builds.building(size, request.settings.rules)
+            && plays_from_tables(&request.settings)
+        {
+            let wait = crate::time::table_wait(request.limits.time, request.settings.move_overhead);
+            hard = hard.zip(wait).map(|(hard, wait)| hard.max(wait));
+        }
         self.task = Some(Task::Search {
             hold: go.infinite || go.ponder,
             infinite: go.infinite,
@@ -921,12 +949,13 @@ impl<W: Write> Engine<W> {
         };
         self.deadline = crossbeam_channel::never();
         if self.debug {
-            log::debug!("search took {} ms", started.elapsed().as_millis());
+            let took = started.elapsed().as_millis();
+            log::debug!("search took {took} ms");
             let summary = if game_over {
                 "debug: the game is over, nothing to search".to_string()
             } else {
                 format!(
-                    "debug: search finished at depth {} after {} nodes",
+                    "debug: search finished at depth {} after {} nodes in {took} ms",
                     outcome.depth, outcome.nodes
                 )
             };

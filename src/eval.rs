@@ -26,7 +26,7 @@
 //! - [`Evaluation::Auto`] (the default): the strongest of them, today
 //!   `net` on every board. The name stays what GUIs and scripts set,
 //!   whichever function it stands for (it stood for `learned` on 7 x 7
-//!   and 8 x 8 until `net` had a fit of its own there: docs/strength.md).
+//!   and 8 x 8 until `net` had a fit of its own there: docs/journal/2026-11-strength.md).
 
 pub mod learned;
 pub mod net;

@@ -28,6 +28,13 @@ use crate::solver::{self, Dtz, Kind, Metric, Reading, Wdl, WdlReader};
 /// Board sizes with a built-in table.
 pub const BUILTIN_SIZES: [usize; 2] = [3, 4];
 
+/// Solver threads for a built-in table. One: these boards are too small
+/// for the threads' hand-overs to pay, and on a busy 2-core machine one
+/// thread built the 4 x 4 tables in about half the time two took (0.18 to
+/// 0.24 s against 0.30 to 0.45 s, docs/tables.md), leaving the other core
+/// to the search or to the other engine of a match.
+const BUILD_THREADS: usize = 1;
+
 /// Layered tables in use: win, draw or loss and the distance to the next
 /// progress move of every position of one size and rule with at most a
 /// number of cars a side (see [`solver::Tables`]).
@@ -90,9 +97,9 @@ impl Layered {
             max_cars: size as u32 - 1,
         };
         let started = std::time::Instant::now();
-        let threads = solver::default_threads();
-        let layers = solver::solve_in_memory(kind, threads).expect("3x3 and 4x4 solve in memory");
-        let ends = solver::dte_in_memory(kind, threads, &layers)
+        let layers =
+            solver::solve_in_memory(kind, BUILD_THREADS).expect("3x3 and 4x4 solve in memory");
+        let ends = solver::dte_in_memory(kind, BUILD_THREADS, &layers)
             .expect("3x3 and 4x4 distances to the end derive in memory");
         log::info!(
             "built the {size}x{size} {} table in {:?}",

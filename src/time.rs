@@ -48,6 +48,11 @@ pub mod params {
     pub const HARD_FACTOR: u32 = 3;
     /// ...and at most this share of the usable time, percent.
     pub const MAX_HARD_SHARE: u32 = 80;
+    /// A search whose built-in table (3 x 3, 4 x 4) is still being built
+    /// when its `go` comes may wait for it up to this share of the usable
+    /// time, percent (beyond its hard limit): from the table it answers
+    /// at once, and perfectly.
+    pub const TABLE_WAIT_SHARE: u32 = 50;
 }
 
 /// The soft and hard limits of one search.
@@ -95,12 +100,47 @@ pub fn budget(limit: TimeLimit, overhead: Duration, moves_needed: u32) -> Option
     }
 }
 
+/// How long a search may wait for a built-in table still being built,
+/// counted from its `go`: [`params::TABLE_WAIT_SHARE`] of the usable
+/// clock, the whole of a `movetime` less `overhead`, and `None` (no bound)
+/// without a time limit.
+pub fn table_wait(limit: TimeLimit, overhead: Duration) -> Option<Duration> {
+    match limit {
+        TimeLimit::None => None,
+        TimeLimit::MoveTime(time) => Some(time.saturating_sub(overhead)),
+        TimeLimit::Clock { remaining, .. } => {
+            let usable = remaining
+                .saturating_sub(overhead)
+                .saturating_sub(params::RESERVE);
+            Some(usable * params::TABLE_WAIT_SHARE / 100)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    /// The wait for a table stays inside the clock, and keeps back as much
+    /// as the hard limit of the search after it could want.
+    #[test]
+    fn a_table_wait_keeps_half_the_usable_clock() {
+        let clock = |remaining| TimeLimit::Clock {
+            remaining: ms(remaining),
+            increment: ms(10),
+            moves_to_go: None,
+        };
+        assert_eq!(table_wait(clock(1000), ms(10)), Some(ms(470)));
+        assert_eq!(table_wait(clock(50), ms(10)), Some(ms(0)));
+        assert_eq!(
+            table_wait(TimeLimit::MoveTime(ms(300)), ms(10)),
+            Some(ms(290))
+        );
+        assert_eq!(table_wait(TimeLimit::None, ms(10)), None);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    Engine, LONG, REPLY_BOUND, best_move, info_score, is_bestmove, is_search_info, mask_timing, ms,
-    run_cli, shared, timing,
+    Engine, LOAD_SLACK, LONG, REPLY_BOUND, assert_prompt, best_move, info_score, is_bestmove,
+    is_search_info, mask_timing, ms, run_cli, shared, timing,
 };
 
 /// Sets the board size and goes to its start position.
@@ -170,10 +170,9 @@ fn stop_ends_an_infinite_search_within_20ms_100_times() {
     );
     assert!(problems.is_empty(), "{problems:#?}");
     assert_eq!(latencies.len(), 100);
-    assert_all_within(&latencies, REPLY_BOUND, "bestmove after stop");
+    assert_prompt(&latencies, REPLY_BOUND, "bestmove after stop");
 }
 
-/// Fails naming every round whose latency exceeded `bound`.
 #[test]
 fn a_go_sent_right_after_stop_starts_a_new_search_whatever_was_running() {
     // A GUI need not wait for the `bestmove` (or the bench's report)
@@ -219,16 +218,6 @@ fn a_go_sent_right_after_stop_starts_a_new_search_whatever_was_running() {
     }
 }
 
-fn assert_all_within(latencies: &[Duration], bound: Duration, what: &str) {
-    let slow: Vec<String> = latencies
-        .iter()
-        .enumerate()
-        .filter(|(_, latency)| **latency > bound)
-        .map(|(round, latency)| format!("round {round}: {:.2} ms", ms(*latency)))
-        .collect();
-    assert!(slow.is_empty(), "{what} later than {bound:?}: {slow:?}");
-}
-
 // 4. -----------------------------------------------------------------------
 
 #[test]
@@ -265,7 +254,7 @@ fn isready_is_answered_within_20ms_during_a_search() {
         ms(at.saturating_duration_since(sent))
     );
     assert!(infos > 0, "the search reported nothing while it ran");
-    assert_all_within(&latencies, REPLY_BOUND, "readyok after isready");
+    assert_prompt(&latencies, REPLY_BOUND, "readyok after isready");
 }
 
 // 5. -----------------------------------------------------------------------
@@ -274,30 +263,46 @@ fn isready_is_answered_within_20ms_during_a_search() {
 fn movetime_is_used_but_not_exceeded() {
     let _cpu = timing();
     let mut engine = Engine::start();
+    engine.send("debug on");
     let mut times = Vec::new();
     for (round, size) in [5, 6, 5, 6, 5].into_iter().enumerate() {
         board(&mut engine, size);
-        let sent = engine.send("go movetime 300");
-        let (lines, at) = engine.read_until(is_bestmove, LONG);
-        let elapsed = at.saturating_duration_since(sent);
-        times.push((size, elapsed));
+        let timed = engine.timed_go("go movetime 300");
+        times.push((size, timed.wall, timed.own));
         assert!(
-            lines.iter().any(|line| is_search_info(line)),
-            "round {round}: no info line: {lines:#?}"
+            timed.lines.iter().any(|line| is_search_info(line)),
+            "round {round}: no info line: {:#?}",
+            timed.lines
         );
     }
     eprintln!(
         "go movetime 300: {}",
         times
             .iter()
-            .map(|(size, time)| format!("{size}x{size} {:.1} ms", ms(*time)))
+            .map(|(size, wall, own)| format!(
+                "{size}x{size} {:.1} ms ({} ms by the engine)",
+                ms(*wall),
+                own.as_millis()
+            ))
             .collect::<Vec<_>>()
             .join(", ")
     );
-    for (round, (size, elapsed)) in times.iter().enumerate() {
+    // By its own clock the engine answers within the movetime (less
+    // `Move Overhead`, 10 ms, plus a millisecond or two); the harness
+    // sees that plus the pipes and whatever a busy machine adds.
+    // (The median: a busy machine can keep the engine off the CPU at its
+    // deadline in any one round, which its own clock counts too.)
+    let mut own: Vec<Duration> = times.iter().map(|&(_, _, own)| own).collect();
+    own.sort();
+    assert!(
+        own[own.len() / 2] <= Duration::from_millis(300),
+        "bestmove after a median {:?} by the engine's clock (limit 300 ms): {times:?}",
+        own[own.len() / 2]
+    );
+    for (round, (size, elapsed, _)) in times.iter().enumerate() {
         assert!(
-            *elapsed <= Duration::from_millis(330),
-            "round {round} ({size}x{size}): bestmove after {:.1} ms (limit 330 ms)",
+            *elapsed <= Duration::from_millis(330) + LOAD_SLACK,
+            "round {round} ({size}x{size}): bestmove after {:.1} ms (limit 330 ms + {LOAD_SLACK:?})",
             ms(*elapsed)
         );
         assert!(
@@ -310,66 +315,54 @@ fn movetime_is_used_but_not_exceeded() {
 
 // 6. -----------------------------------------------------------------------
 
-/// Sends `go` and returns the time to its bestmove.
-fn timed_go(engine: &mut Engine, go: &str) -> Duration {
-    let sent = engine.send(go);
-    let (_, at) = engine.expect_line(is_bestmove, LONG);
-    at.saturating_duration_since(sent)
-}
-
 #[test]
 fn clock_limits_are_respected() {
     let _cpu = timing();
     let mut engine = Engine::start();
+    engine.send("debug on");
     board(&mut engine, 6);
-    let tiny = timed_go(&mut engine, "go wtime 100 btime 100");
+    let tiny = engine.timed_go("go wtime 100 btime 100");
     // Black to move, White's clock left out: Black's own clock still limits.
-    let black_only = timed_go(&mut engine, "go btime 5000");
+    let black_only = engine.timed_go("go btime 5000");
     // Black to move, only White's clock given: Black's counts as zero.
-    let white_only = timed_go(&mut engine, "go wtime 5000");
+    let white_only = engine.timed_go("go wtime 5000");
     // The same with White to move.
     let out = engine.send_all(&["position startpos moves a2b2"]);
     assert!(out.is_empty(), "unexpected output {out:?}");
-    let white_tiny = timed_go(&mut engine, "go wtime 100 btime 100");
-    let white_own = timed_go(&mut engine, "go wtime 5000");
-    let white_zero = timed_go(&mut engine, "go btime 5000");
-    eprintln!(
-        "clock: tiny {:.1} ms, btime-only {:.1} ms, wtime-only {:.1} ms; \
-         White to move: tiny {:.1} ms, wtime-only {:.1} ms, btime-only {:.1} ms",
-        ms(tiny),
-        ms(black_only),
-        ms(white_only),
-        ms(white_tiny),
-        ms(white_own),
-        ms(white_zero)
-    );
-    let fast = Duration::from_millis(60);
-    assert!(tiny < fast, "go wtime 100 btime 100: {:.1} ms", ms(tiny));
-    assert!(
-        black_only < Duration::from_millis(1000),
-        "go btime 5000 (Black to move): {:.1} ms",
-        ms(black_only)
-    );
-    assert!(
-        white_only < fast,
-        "go wtime 5000 (Black to move, so no time): {:.1} ms",
-        ms(white_only)
-    );
-    assert!(
-        white_tiny < fast,
-        "go wtime 100 btime 100 (White): {:.1} ms",
-        ms(white_tiny)
-    );
-    assert!(
-        white_own < Duration::from_millis(1000),
-        "go wtime 5000 (White to move): {:.1} ms",
-        ms(white_own)
-    );
-    assert!(
-        white_zero < fast,
-        "go btime 5000 (White to move, so no time): {:.1} ms",
-        ms(white_zero)
-    );
+    let white_tiny = engine.timed_go("go wtime 100 btime 100");
+    let white_own = engine.timed_go("go wtime 5000");
+    let white_zero = engine.timed_go("go btime 5000");
+    let all = [
+        ("go wtime 100 btime 100", &tiny, 60),
+        ("go btime 5000 (Black to move)", &black_only, 1000),
+        ("go wtime 5000 (Black to move, so no time)", &white_only, 60),
+        ("go wtime 100 btime 100 (White)", &white_tiny, 60),
+        ("go wtime 5000 (White to move)", &white_own, 1000),
+        ("go btime 5000 (White to move, so no time)", &white_zero, 60),
+    ];
+    for (what, timed, _) in &all {
+        eprintln!(
+            "clock: {what}: {:.1} ms ({} ms by the engine)",
+            ms(timed.wall),
+            timed.own.as_millis()
+        );
+    }
+    // The engine's own time is what its clock handling decides; the
+    // harness's adds the pipes and a busy machine's delays.
+    for (what, timed, limit) in all {
+        let limit = Duration::from_millis(limit);
+        assert!(
+            timed.own < limit,
+            "{what}: {:?} by the engine's clock",
+            timed.own
+        );
+        assert!(
+            timed.wall < limit + LOAD_SLACK,
+            "{what}: {:.1} ms ({:?} by the engine's clock)",
+            ms(timed.wall),
+            timed.own
+        );
+    }
 }
 
 // 7. -----------------------------------------------------------------------
@@ -998,6 +991,31 @@ fn bench_node_counts_agree_between_protocol_and_shell() {
     }
 }
 
+/// The bench signature: the node count of `dodgem bench` at its default
+/// depth. It changes only when the search or the evaluation does, so a
+/// change to it must be deliberate: update this number, and with it the
+/// figure in README.md and docs/performance.md (as Stockfish's CI checks
+/// its bench).
+const BENCH_SIGNATURE: u64 = 12_340_497;
+
+#[test]
+fn the_bench_signature_is_the_documented_one() {
+    let _cpu = shared();
+    let (status, text) = run_cli(&["bench"], Duration::from_secs(300));
+    assert!(status.success(), "dodgem bench: {status}\n{text}");
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    assert!(
+        lines[0].contains(&format!("depth {}", dodgem::bench::DEFAULT_DEPTH)),
+        "{text}"
+    );
+    assert_eq!(
+        bench_nodes(&lines),
+        BENCH_SIGNATURE,
+        "the bench signature changed: if that is meant, update BENCH_SIGNATURE, \
+         README.md and docs/performance.md\n{text}"
+    );
+}
+
 // 12. ----------------------------------------------------------------------
 
 /// Whether a stdout line looks like part of the protocol.
@@ -1051,4 +1069,44 @@ fn stdout_carries_only_protocol_lines_even_with_logging() {
     assert_eq!(out.iter().filter(|line| is_bestmove(line)).count(), 4);
     let stderr = engine.stderr();
     assert!(!stderr.is_empty(), "RUST_LOG=debug wrote nothing to stderr");
+}
+
+/// Started by a person in a terminal, the engine says on stderr what it
+/// is and what to type (it used to print nothing at all); over pipes, as
+/// every GUI and referee runs it, stderr stays empty. The terminal is a
+/// pseudo-terminal from util-linux's `script`.
+#[test]
+fn a_person_at_a_terminal_gets_a_hint_and_a_pipe_gets_none() {
+    let _cpu = shared();
+    let command = format!("{} uci", shlex::try_quote(crate::common::BIN).unwrap());
+    let mut script = std::process::Command::new("script");
+    script.args(["-q", "-e", "-c", &command, "/dev/null"]);
+    script.env_remove("RUST_LOG");
+    let mut child = script
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux's `script` runs the engine on a pseudo-terminal");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"quit\n").unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains(dodgem::engine::TERMINAL_HINT), "{text:?}");
+
+    let mut engine = Engine::start_with(|command| {
+        command
+            .env_remove("RUST_LOG")
+            .stderr(std::process::Stdio::piped());
+    });
+    engine.send("quit");
+    engine.read_to_eof(LONG);
+    let stderr = engine.stderr();
+    assert!(
+        stderr.is_empty(),
+        "stderr over pipes: {:?}",
+        String::from_utf8_lossy(&stderr)
+    );
 }

@@ -593,9 +593,19 @@ fn engine_options_from_the_command_line_are_checked_and_sent() {
         "/api/new",
         json!({"size": 3, "rules": "textbook", "engine": "black", "movetime": 50}),
     );
-    gui.wait("the engine's first move", LONG, |s| {
+    let state = gui.wait("the engine's first move", LONG, |s| {
         !strings(&s["moves"]).is_empty()
     });
+    // The refusal stays in the state while the engine plays on without
+    // the tables, whatever it says after it (not only as its latest
+    // message, which the next one replaces).
+    let refused = strings(&state["engine"]["refused"]);
+    assert_eq!(refused.len(), 1, "{state}");
+    assert!(
+        refused[0].starts_with("TablebasePath: ")
+            && refused[0].contains("/nonexistent/5x5-textbook"),
+        "{state}"
+    );
 }
 
 #[test]

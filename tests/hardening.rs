@@ -13,8 +13,8 @@ use dodgem::search::{Limits, Request, Settings, Signals, Tables, search};
 use dodgem::tablebase;
 
 use crate::common::{
-    BIN, Engine, LONG, REPLY_BOUND, best_move, info_value, is_bestmove, is_search_info, ms, run,
-    scratch, shared, timing,
+    BIN, Engine, LOAD_SLACK, LONG, REPLY_BOUND, assert_prompt, best_move, info_value, is_bestmove,
+    is_search_info, ms, run, scratch, shared, timing,
 };
 
 /// A deadline for a two-game referee match (seconds of play at most).
@@ -671,21 +671,30 @@ fn a_search_stopped_before_it_begins_ends_right_after_its_first_iteration() {
 #[test]
 fn stop_is_prompt_while_the_built_in_4x4_table_is_built() {
     let _cpu = timing();
-    // A new process has no 4 x 4 table yet: the `setoption` and
-    // `position` start the build and the search waits for it (no
-    // `isready` between them).
-    let mut engine = Engine::start();
-    engine.sync();
-    let latency = stop_latency(
-        &mut engine,
-        &["setoption name BoardSize value 4", "position startpos"],
-    );
-    eprintln!("stop during the 4x4 table build: {:.2} ms", ms(latency));
-    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
-    // Built in the background, the table is there for the next search.
-    let lines = engine.go("go depth 2", LONG);
-    assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
-    engine.quit();
+    // A new process has no 4 x 4 table yet: the `position` starts the
+    // build and the search waits for it (no `isready` between them; the
+    // one before comes while tables are off, so it builds nothing). Five
+    // processes, for a median a busy machine does not move.
+    let mut latencies = Vec::new();
+    for _ in 0..5 {
+        let mut engine = Engine::start();
+        engine.send_all(&["setoption name Tablebase value false"]);
+        let latency = stop_latency(
+            &mut engine,
+            &[
+                "setoption name Tablebase value true",
+                "setoption name BoardSize value 4",
+                "position startpos",
+            ],
+        );
+        latencies.push(latency);
+        // Built in the background, the table is there for the next search.
+        let lines = engine.go("go depth 2", LONG);
+        assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+        engine.quit();
+    }
+    eprintln!("stop during the 4x4 table build: {latencies:.2?}");
+    assert_prompt(&latencies, REPLY_BOUND, "stop during the 4x4 table build");
 }
 
 #[test]
@@ -694,9 +703,14 @@ fn stop_is_prompt_right_behind_a_4_gb_hash() {
     let mut engine = Engine::start();
     engine.send("setoption name BoardSize value 6");
     engine.sync();
-    let latency = stop_latency(&mut engine, &["setoption name Hash value 4096"]);
-    eprintln!("stop right behind Hash 4096: {:.2} ms", ms(latency));
-    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    // Three resizes (4096 MB, 4095, 4096 again), for a median a busy
+    // machine does not move.
+    let latencies: Vec<Duration> = [4096, 4095, 4096]
+        .into_iter()
+        .map(|mb| stop_latency(&mut engine, &[&format!("setoption name Hash value {mb}")]))
+        .collect();
+    eprintln!("stop right behind Hash 4096: {latencies:.2?}");
+    assert_prompt(&latencies, REPLY_BOUND, "stop right behind Hash 4096");
     engine.quit();
 }
 
@@ -708,12 +722,28 @@ fn stop_is_prompt_after_a_rules_change_with_a_4_gb_hash() {
     engine.send("setoption name Hash value 4096");
     engine.sync();
     engine.go("go movetime 300", LONG);
-    let latency = stop_latency(&mut engine, &["setoption name Rules value classic"]);
-    eprintln!("stop after a Rules change with 4 GB: {:.2} ms", ms(latency));
-    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
-    let latency = stop_latency(&mut engine, &["ucinewgame"]);
-    eprintln!("stop after ucinewgame with 4 GB: {:.2} ms", ms(latency));
-    assert!(latency < REPLY_BOUND, "{:.2} ms", ms(latency));
+    // Each three times (the rules back and forth), for a median a busy
+    // machine does not move.
+    let latencies: Vec<Duration> = ["classic", "textbook", "classic"]
+        .into_iter()
+        .map(|rules| {
+            stop_latency(
+                &mut engine,
+                &[&format!("setoption name Rules value {rules}")],
+            )
+        })
+        .collect();
+    eprintln!("stop after a Rules change with 4 GB: {latencies:.2?}");
+    assert_prompt(
+        &latencies,
+        REPLY_BOUND,
+        "stop after a Rules change with 4 GB",
+    );
+    let latencies: Vec<Duration> = (0..3)
+        .map(|_| stop_latency(&mut engine, &["ucinewgame"]))
+        .collect();
+    eprintln!("stop after ucinewgame with 4 GB: {latencies:.2?}");
+    assert_prompt(&latencies, REPLY_BOUND, "stop after ucinewgame with 4 GB");
     engine.quit();
 }
 
@@ -722,36 +752,51 @@ fn stop_is_prompt_while_isready_or_solve_waits_for_a_built_in_table() {
     let _cpu = timing();
     // Each in a new process, which has no 4 x 4 table yet: `readyok`
     // waits for the build `isready` starts, `solve` for the one it has
-    // made; the `stop` for the running search waits for neither.
+    // made; the `stop` for the running search waits for neither. Three
+    // processes each, for a median a busy machine does not move.
     for (command, answer, expected) in [
         ("isready", "readyok", "readyok".to_string()),
         ("solve", "solve ", solve_line(4, Rules::Textbook)),
     ] {
-        let mut engine = Engine::start();
-        engine.send("setoption name BoardSize value 6");
-        engine.send("go infinite");
-        engine.expect_line(is_search_info, LONG);
-        // (The search goes on with the 6 x 6 position it started from.)
-        engine.send("setoption name BoardSize value 4");
-        engine.send(command);
-        let sent = engine.send("stop");
-        let (mut lines, at) = engine.read_until(is_bestmove, LONG);
-        let latency = at.saturating_duration_since(sent);
-        eprintln!(
-            "stop while {command} waits for the 4x4 table: {:.2} ms",
-            ms(latency)
-        );
-        assert!(latency < REPLY_BOUND, "{command}: {:.2} ms", ms(latency));
-        if !lines.iter().any(|l| l.starts_with(answer)) {
+        let mut latencies = Vec::new();
+        for _ in 0..3 {
+            let mut engine = Engine::start();
+            engine.send("setoption name BoardSize value 6");
+            engine.send("go infinite");
+            engine.expect_line(is_search_info, LONG);
+            // (The search goes on with the 6 x 6 position it started from.)
+            engine.send("setoption name BoardSize value 4");
+            engine.send(command);
+            let sent = engine.send("stop");
+            let (mut lines, at) = engine.read_until(is_bestmove, LONG);
+            let latency = at.saturating_duration_since(sent);
+            eprintln!(
+                "stop while {command} waits for the 4x4 table: {:.2} ms",
+                ms(latency)
+            );
+            latencies.push(latency);
+            // Not held behind the build: the `bestmove` comes before the
+            // answer that waits for it.
+            assert!(
+                !lines.iter().any(|l| l.starts_with(answer)),
+                "{command}: answered before the stop's bestmove: {lines:?}"
+            );
             lines.extend(engine.read_until(|l| l.starts_with(answer), LONG).0);
+            let line = lines.iter().find(|l| l.starts_with(answer)).unwrap();
+            assert_eq!(line, &expected, "{lines:?}");
+            assert!(engine.sync().is_empty());
+            // Built: even a search too short for the build plays from it.
+            engine.send("position startpos");
+            let lines = engine.go("go movetime 20", LONG);
+            assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
+            engine.quit();
         }
-        let line = lines.iter().find(|l| l.starts_with(answer)).unwrap();
-        assert_eq!(line, &expected, "{lines:?}");
-        assert!(engine.sync().is_empty());
-        // Built: even a search too short for the build plays from it.
-        engine.send("position startpos");
-        let lines = engine.go("go movetime 20", LONG);
-        assert!(lines.iter().any(|l| l.contains(" tbhits ")), "{lines:?}");
-        engine.quit();
+        // On a busy machine the build itself keeps a core, so the bound
+        // is the reply bound plus what the load adds (the order above is
+        // what shows that `stop` does not wait for the build).
+        assert!(
+            latencies.iter().all(|&l| l <= REPLY_BOUND + LOAD_SLACK),
+            "stop while {command} waits: {latencies:.2?}"
+        );
     }
 }

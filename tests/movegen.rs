@@ -7,8 +7,8 @@ use dodgem::notation::{
     format_move, format_moves_sorted, format_position, parse_move, parse_position,
 };
 
-/// Legal moves worked out square by square from the rules in
-/// shared/dodgem.md, as move strings, sorted.
+/// Legal moves worked out square by square from the rules
+/// of the game (as README.md states them), as move strings, sorted.
 fn naive_moves(position: &Position) -> Vec<String> {
     let size = position.size() as i32;
     let side = position.side_to_move();

@@ -95,11 +95,16 @@ struct Played {
 }
 
 fn play(scratch: &Scratch, args: Match) -> Played {
+    play_within(scratch, args, MATCH_TIMEOUT)
+}
+
+/// [`play`] for a match that may take up to `timeout`.
+fn play_within(scratch: &Scratch, args: Match, timeout: Duration) -> Played {
     let pgn = scratch.path("games.pgn");
     let json = scratch.path("results.json");
     let (pgn_arg, json_arg) = (pgn.to_str().unwrap(), json.to_str().unwrap());
     let all = args.with(&["--pgn", pgn_arg, "--results", json_arg]);
-    let run = run_match(all.clone());
+    let run = run(&all.args(), timeout);
     assert!(
         run.status.success(),
         "dodgem {:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
@@ -1935,4 +1940,55 @@ fn a_gauntlet_that_fails_in_a_later_cell_keeps_the_table_of_those_finished() {
         ["| flaky | 4 x 4 | 5+0.1"],
         "{summary}"
     );
+}
+
+/// Two copies of the default engine on 4 x 4 at 1 s + 10 ms, set up by
+/// the referee with `position fen` on engines whose `BoardSize` is 3:
+/// every game is drawn, as the board is under perfect play (both engines
+/// play from their built-in tables from the first move; they used to lose
+/// as White, the table not yet built when the first `go` came).
+fn drawn_4x4_match(games: usize, concurrency: usize, timeout: Duration) {
+    let scratch = Scratch::new(&format!("4x4-draws-{games}"));
+    let games_arg = games.to_string();
+    let concurrency_arg = concurrency.to_string();
+    let played = play_within(
+        &scratch,
+        Match::new(&engine(), &engine()).with(&[
+            "--games",
+            &games_arg,
+            "--tc",
+            "1+0.01",
+            "--size",
+            "4",
+            "--concurrency",
+            &concurrency_arg,
+        ]),
+        timeout,
+    );
+    let totals = &played.results["totals"];
+    assert_eq!(
+        totals["draws"].as_u64(),
+        Some(games as u64),
+        "{}\n{}",
+        played.run.stdout,
+        totals
+    );
+    for game in &played.games {
+        assert_eq!(game.tag("Result"), "1/2-1/2", "{game:?}");
+    }
+}
+
+#[test]
+fn two_default_engines_draw_every_4x4_game_at_a_short_clock() {
+    let _cpu = shared();
+    drawn_4x4_match(4, 1, MATCH_TIMEOUT);
+}
+
+/// The whole check of issue 58, 100 games (about 2 to 4 minutes on 2
+/// cores): `cargo test --test tests referee::a_100_game -- --ignored`.
+#[test]
+#[ignore = "100 games: a few minutes; run by hand"]
+fn a_100_game_4x4_match_at_1_plus_0_01_is_100_draws() {
+    let _cpu = shared();
+    drawn_4x4_match(100, 2, Duration::from_secs(1800));
 }

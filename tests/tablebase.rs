@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use crate::common::{Engine, LONG, Rng, best_move, is_bestmove, ms, shared, timing};
+use crate::common::{
+    Engine, LOAD_SLACK, LONG, Rng, assert_prompt, best_move, is_bestmove, ms, shared, timing,
+};
 use crate::reference::{Dtm, Reference};
 use dodgem::board::{Color, Outcome, Position, Rules};
 use dodgem::notation::format_position;
@@ -515,9 +517,17 @@ fn solve_answers_within_a_few_milliseconds_once_the_table_exists() {
             ms(median),
             ms(worst)
         );
-        // Generous bounds: the machine is shared (typical is ~0.1 ms).
-        assert!(median < Duration::from_millis(5), "median {median:?}");
-        assert!(worst < Duration::from_millis(100), "worst {worst:?}");
+        // Generous bounds: the machine is shared (typical is ~0.1 ms); the
+        // worst may wait for a core behind other work.
+        assert_prompt(
+            &times,
+            Duration::from_millis(5),
+            &format!("{size}x{size} solve"),
+        );
+        assert!(
+            worst < Duration::from_millis(100) + LOAD_SLACK,
+            "worst {worst:?}"
+        );
     }
 }
 
@@ -957,4 +967,131 @@ fn the_search_probes_tables_that_do_not_cover_its_root() {
     engine.quit();
     std::fs::remove_dir_all(&probed).unwrap();
     std::fs::remove_dir_all(&whole).unwrap();
+}
+
+/// What a referee sends before a game: `uci`, the rules, `ucinewgame` and
+/// `isready` (no `BoardSize`: the board comes with each `position fen`).
+fn start_as_a_referee_does(rules: Rules) -> Engine {
+    let mut engine = Engine::start();
+    engine.send_all(&[
+        "uci",
+        &format!("setoption name Rules value {}", rules.name()),
+        "ucinewgame",
+    ]);
+    engine
+}
+
+/// The first move of a 4 x 4 game set by `position fen` (on an engine
+/// whose `BoardSize` is still 3) at 1 s + 10 ms comes from the built-in
+/// table, which `isready` waited for: a drawing move, played at once, not
+/// the depth-1 search's `d1d2` that loses in 29 plies (the engine used to
+/// build the 4 x 4 table only once it saw a 4 x 4 position, and the first
+/// search's share of the clock ran out before the build was done).
+///
+/// Without the `isready` (a script that pipes its commands at once), the
+/// build starts at the `position`, and the search waits for it up to half
+/// its usable clock, beyond its usual hard limit: from the table it
+/// answers at once. That case gets 5 s + 10 ms: half of it (2.47 s) holds
+/// the build on a busy machine, where the test build took over a second
+/// for it, and the search's own hard limit (under 1 s) would not.
+#[test]
+fn the_first_move_on_4x4_set_by_fen_is_perfect_at_a_short_clock() {
+    let _cpu = shared();
+    for (rules, ready) in [
+        (Rules::Textbook, true),
+        (Rules::Classic, true),
+        (Rules::Textbook, false),
+        (Rules::Classic, false),
+    ] {
+        let reference = Reference::get(4, rules);
+        let mut engine = if ready {
+            start_as_a_referee_does(rules)
+        } else {
+            let mut engine = Engine::start();
+            engine.send(&format!("setoption name Rules value {}", rules.name()));
+            engine
+        };
+        engine.send("position fen B3/B3/B3/1WWW b moves a2b2");
+        let go = if ready {
+            "go wtime 1000 btime 1000 winc 10 binc 10"
+        } else {
+            "go wtime 5000 btime 5000 winc 10 binc 10"
+        };
+        let lines = engine.go(go, LONG);
+        let infos: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.starts_with("info depth"))
+            .collect();
+        assert!(
+            !infos.is_empty() && infos.iter().all(|l| l.contains(" tbhits ")),
+            "{rules:?} (isready: {ready}): not from the table: {lines:#?}"
+        );
+        let mv = best_move(lines.last().unwrap());
+        let mut game =
+            dodgem::game::Game::new(dodgem::notation::parse_position("B3/B3/B3/1WWW b").unwrap());
+        game.play_text("a2b2", rules).unwrap();
+        assert_eq!(
+            reference.dtm(game.position()),
+            Dtm::Draw,
+            "{rules:?}: a2b2 draws"
+        );
+        game.play_text(mv, rules).unwrap();
+        assert_eq!(
+            reference.dtm(game.position()),
+            Dtm::Draw,
+            "{rules:?}: White's {mv} gives the draw away: {lines:#?}"
+        );
+        engine.quit();
+    }
+}
+
+/// On 3 x 3 the engine as Black wins every game at `go wtime 50` (and
+/// with 50 ms on its own clock too), from its first move, `a3b3`, the only
+/// winning one: against itself as White and against White moves picked at
+/// random, a fresh engine each game, started as a referee starts one.
+#[test]
+fn black_wins_every_3x3_game_from_the_first_move_at_50_ms() {
+    let _cpu = shared();
+    let mut rng = Rng(0x3B3_0050);
+    for rules in Rules::ALL {
+        for round in 0..4 {
+            let mut black = start_as_a_referee_does(rules);
+            let mut white = (round == 0).then(|| start_as_a_referee_does(rules));
+            let mut game = dodgem::game::Game::new(Position::start(3));
+            let go = if round % 2 == 0 {
+                "go wtime 50"
+            } else {
+                "go wtime 50 btime 50"
+            };
+            while game.outcome(rules).is_none() {
+                let command = game.position_command();
+                let mv = match (game.position().side_to_move(), &mut white) {
+                    (Color::Black, _) => {
+                        black.send(&command);
+                        best_move(black.go(go, LONG).last().unwrap()).to_string()
+                    }
+                    (Color::White, Some(white)) => {
+                        white.send(&command);
+                        best_move(white.go("go wtime 50 btime 50", LONG).last().unwrap())
+                            .to_string()
+                    }
+                    (Color::White, None) => rng.pick(&game.legal_moves(rules)).clone(),
+                };
+                if game.moves().is_empty() {
+                    assert_eq!(mv, "a3b3", "{rules:?} round {round}");
+                }
+                game.play_text(&mv, rules).unwrap();
+            }
+            assert_eq!(
+                game.outcome(rules).and_then(Outcome::winner),
+                Some(Color::Black),
+                "{rules:?} round {round}: {}",
+                game.position_command()
+            );
+            black.quit();
+            if let Some(mut white) = white {
+                white.quit();
+            }
+        }
+    }
 }

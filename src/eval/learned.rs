@@ -1,6 +1,6 @@
 //! The learned evaluation: features that mean the same on every board
 //! size, weighted by a fit to the solved results of 4 x 4 and 5 x 5
-//! positions (`cargo run --release --example tune`, see docs/strength.md).
+//! positions (`cargo run --release --example tune`, see docs/journal/2026-11-strength.md).
 //!
 //! Features are taken from the point of view of the side to move ("us")
 //! against the other side ("them"): for each side the same list of counts

@@ -2,7 +2,7 @@
 //! features and car patterns, [`learned`]) with a small neural network
 //! over the same features added to it, all fitted together to solved
 //! results by the tuner (`cargo run --release --example tune -- --hidden
-//! N`, see docs/strength.md).
+//! N`, see docs/journal/2026-11-strength.md).
 //!
 //! The network is one hidden layer of rectified linear units (32 in
 //! [`SMALL`] and [`LARGE`], 128 in the networks of one board) over the
@@ -590,7 +590,7 @@ mod tests {
 
     #[test]
     fn the_fitted_networks_are_the_documented_ones() {
-        // docs/strength.md gives each fit's command, data and checksum: a
+        // docs/journal/2026-11-strength.md gives each fit's command, data and checksum: a
         // new fit changes these on purpose, and the docs with them.
         for (name, net, expected) in [
             ("SMALL", &SMALL, 0x5ef5_3cfd_4fe0_8d3f_u64),

@@ -405,6 +405,12 @@ function renderStatus(s) {
       $("fault-text").textContent = `The engine stopped: ${engine.message}.`;
     }
   }
+  // Settings the engine refused stay in view while it runs: it plays on
+  // without them (a table directory it could not load, say).
+  const refused = engine.refused || [];
+  $("refused").hidden = refused.length === 0 || engine.status === "dead";
+  $("refused-text").textContent = refused.length === 0 ? ""
+    : `The engine runs without ${refused.length === 1 ? "a setting" : "settings"} it refused: ${refused.join("; ")}.`;
   $("thinking").hidden = engine.status !== "thinking";
   $("analysing").hidden = engine.status !== "analysing";
   // The engine's latest `info string` (a table loaded, an option refused).
@@ -702,6 +708,13 @@ function valueText(data, value) {
   return value > 0 ? `+${value}` : value < 0 ? `−${-value}` : "0";
 }
 
+// The game tree's leaves: at least MIN_SLOT apart (in its own units), at
+// most MAX_SLOT when spread out to fill the panel; its labels are scaled
+// up at most TREE_ZOOM times.
+const MIN_SLOT = 46;
+const MAX_SLOT = 140;
+const TREE_ZOOM = 1.6;
+
 function drawTree() {
   const holder = $("tree");
   const data = treeData;
@@ -733,9 +746,16 @@ function drawTree() {
 
   // Layout: leaves in slots left to right, a parent above the middle of
   // its children, one row per ply.
-  const SLOT = 46;
+  // The drawing fills the panel's width: a small tree gets its labels
+  // scaled up (at most TREE_ZOOM times) and its leaves spread out (at
+  // most MAX_SLOT apart); a wide one keeps the least size and scrolls.
   const ROW = alphabeta ? 78 : 62;
   const PAD = 40;
+  const countLeaves = (node) => node.children.length === 0 ? 1 : node.children.reduce((n, c) => n + countLeaves(c), 0);
+  const leaves = countLeaves(data.root);
+  const room = Math.max(0, holder.clientWidth - 2);
+  const zoom = Math.min(TREE_ZOOM, Math.max(1, room / (PAD + leaves * MIN_SLOT + 10)));
+  const SLOT = Math.max(MIN_SLOT, Math.min(MAX_SLOT, (room / zoom - PAD - 10) / leaves));
   let slot = 0;
   const nodes = [];
   const place = (node, depth, path) => {
@@ -754,7 +774,11 @@ function drawTree() {
   const root = place(data.root, 0, []);
   const width = PAD + slot * SLOT + 10;
   const height = 24 + D * ROW + (alphabeta ? 44 : 30);
-  const drawing = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `game tree to depth ${D}` });
+  const drawing = svg("svg", {
+    width: Math.floor(width * zoom), height: Math.floor(height * zoom), viewBox: `0 0 ${width} ${height}`,
+    role: "img", "aria-label": `game tree to depth ${D}`,
+  });
+  drawing.dataset.zoom = zoom.toFixed(2);
   drawing.dataset.algorithm = alphabeta ? "alphabeta" : "minimax";
   // Level labels.
   for (let depth = 0; depth <= D; depth++) {
@@ -1109,7 +1133,7 @@ function init() {
   $("tree-depth").addEventListener("change", renderTree);
   for (const radio of document.querySelectorAll('input[name="algorithm"]')) radio.addEventListener("change", drawTree);
   document.addEventListener("keydown", onKey);
-  window.addEventListener("resize", () => { if (state) renderArrows(); });
+  window.addEventListener("resize", () => { if (state) renderArrows(); if (treeData) drawTree(); });
   poll();
 }
 

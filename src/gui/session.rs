@@ -65,6 +65,9 @@ pub const DEFAULT_MOVETIME: u64 = 1000;
 /// The longest search for one point of the evaluation graph, in ms (less
 /// when the time per move is shorter).
 const GRAPH_MOVETIME: u64 = 300;
+/// The most refused settings kept for the page (the engine's own options
+/// are fewer than this).
+const MAX_REFUSED: usize = 16;
 
 /// Which sides the engine plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,6 +181,11 @@ pub struct Session {
     pub(crate) engine_name: Option<String>,
     /// The last `info string` the engine printed.
     pub(crate) engine_message: Option<String>,
+    /// The settings the current engine process refused (its `info string
+    /// error: setoption ...` lines, a bad `TablebasePath` for one): kept
+    /// until the engine is restarted, so the page can say that the engine
+    /// plays without them however many messages come after.
+    pub(crate) refused: Vec<String>,
     pub(crate) game: Game,
     /// The rules the game is judged by (and the engine is told).
     pub(crate) rules: Rules,
@@ -230,6 +238,7 @@ impl Session {
                 link: Link::Idle,
                 engine_name: None,
                 engine_message: None,
+                refused: Vec::new(),
                 game: Game::new(Position::start(MIN_SIZE)),
                 rules: Rules::default(),
                 engine_side: EngineSide::White,
@@ -256,6 +265,7 @@ impl Session {
         self.generation += 1;
         self.engine_name = None;
         self.engine_message = None;
+        self.refused.clear();
         self.advertised.clear();
         self.sent.clear();
         self.solve_supported = true;
@@ -680,6 +690,12 @@ impl Session {
             },
             Some(Reply::InfoString(text)) => {
                 log::info!("engine says: {text}");
+                if let Some(refused) = text.strip_prefix("error: setoption ")
+                    && self.refused.len() < MAX_REFUSED
+                    && !self.refused.iter().any(|r| r == refused)
+                {
+                    self.refused.push(refused.to_string());
+                }
                 self.engine_message = Some(text);
             }
             Some(Reply::Info(info)) => {

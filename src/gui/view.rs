@@ -161,6 +161,11 @@ pub struct EngineState {
     pub status: &'static str,
     /// Why the engine is `dead`.
     pub message: Option<String>,
+    /// Settings the running engine refused (`setoption` errors: a
+    /// `TablebasePath` it could not load, say), each as the engine gave
+    /// it after `setoption `, for as long as this engine process runs:
+    /// the engine plays on without them.
+    pub refused: Vec<String>,
     pub last_info_string: Option<String>,
     pub pid: Option<u32>,
     /// It reports win/draw/loss figures (`UCI_ShowWDL`).
@@ -384,6 +389,7 @@ pub fn state(session: &Session) -> State {
             name: session.engine_name.clone(),
             status,
             message,
+            refused: session.refused.clone(),
             last_info_string: session.engine_message.clone(),
             pid: session.pid(),
             wdl,

@@ -88,27 +88,36 @@ pub fn display_lines(
 }
 
 /// The answer to `eval`: each term of `kind` under `rules` and the total,
-/// from White's point of view.
+/// from White's point of view. The columns are as wide as their longest
+/// entry (at least 20 characters for the names and 7 for the numbers), so
+/// they stay in line whatever the terms are called.
 pub fn eval_lines(position: &Position, kind: Evaluation, rules: Rules) -> Vec<String> {
-    let row = |name: &str,
-               white: &dyn std::fmt::Display,
-               black: &dyn std::fmt::Display,
-               total: &dyn std::fmt::Display| {
-        format!("{name:<20} {white:>7} {black:>7} {total:>7}")
-    };
-    let mut lines = vec![
-        format!(
-            "Evaluation: {} (from White's point of view: positive is good for White)",
-            match kind.resolved() {
-                used if used == kind => kind.name().to_string(),
-                used => format!("{} (that is {})", kind.name(), used.name()),
-            }
-        ),
-        row("Term", &"White", &"Black", &"Total"),
-    ];
+    let mut rows: Vec<[String; 4]> = vec![["Term", "White", "Black", "Total"].map(String::from)];
     for term in eval::terms(position, kind, rules) {
-        lines.push(row(term.name, &term.white, &term.black, &term.total()));
+        rows.push([
+            term.name.to_string(),
+            term.white.to_string(),
+            term.black.to_string(),
+            term.total().to_string(),
+        ]);
     }
+    let width = |column: usize, least: usize| {
+        rows.iter()
+            .map(|row| row[column].chars().count())
+            .fold(least, usize::max)
+    };
+    let name = width(0, 20);
+    let number = (1..4).map(|column| width(column, 7)).fold(7, usize::max);
+    let mut lines = vec![format!(
+        "Evaluation: {} (from White's point of view: positive is good for White)",
+        match kind.resolved() {
+            used if used == kind => kind.name().to_string(),
+            used => format!("{} (that is {})", kind.name(), used.name()),
+        }
+    )];
+    lines.extend(rows.iter().map(|[term, white, black, total]| {
+        format!("{term:<name$} {white:>number$} {black:>number$} {total:>number$}")
+    }));
     lines.push(format!(
         "Final evaluation: {} (white side)",
         eval::evaluate(position, kind, rules)
@@ -207,4 +216,48 @@ pub fn info_string(text: &str) -> String {
         .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
         .collect();
     format!("info string {one_line}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::parse_position;
+
+    /// Every row of the `eval` table, the header's included, has its
+    /// numbers end in the same columns, however long the term names of
+    /// the evaluation are (the `net` and `learned` ones are long).
+    #[test]
+    fn eval_columns_stay_in_line() {
+        let positions = [
+            "B2/B2/1WW b",
+            "B3/1B2/BW2/2WW w",
+            "6/B2W2/1B4/2B1W1/B2W2/1W3B w",
+        ];
+        for text in positions {
+            let position = parse_position(text).unwrap();
+            for kind in Evaluation::ALL {
+                for rules in [Rules::Textbook, Rules::Classic] {
+                    let lines = eval_lines(&position, kind, rules);
+                    let table = &lines[1..lines.len() - 1];
+                    assert!(table.len() >= 2, "{lines:#?}");
+                    let ends = |line: &str| -> Vec<usize> {
+                        let chars: Vec<char> = line.chars().collect();
+                        (0..chars.len())
+                            .filter(|&i| {
+                                chars[i] != ' ' && chars.get(i + 1).is_none_or(|&c| c == ' ')
+                            })
+                            .collect::<Vec<_>>()
+                            .into_iter()
+                            .rev()
+                            .take(3)
+                            .collect()
+                    };
+                    let header = ends(&table[0]);
+                    for line in table {
+                        assert_eq!(ends(line), header, "{kind:?} {text}: {lines:#?}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -394,6 +394,12 @@ impl TableBuilds {
         self.building.retain(|&building| building != key);
     }
 
+    /// Whether the build of the table for `size` under `rules` is under
+    /// way.
+    pub fn building(&self, size: usize, rules: Rules) -> bool {
+        self.building.contains(&(size, rules))
+    }
+
     /// Whether a build is under way.
     pub fn busy(&self) -> bool {
         !self.building.is_empty()

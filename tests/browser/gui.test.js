@@ -337,6 +337,17 @@ async function tree(page) {
   if (drawn.cut !== server.minimax.nodes - server.alphabeta.nodes || drawn.cut === 0 || drawn.scissors === 0 || drawn.windows === 0) {
     fail(`cut-offs not shown: ${JSON.stringify(drawn)}`);
   }
+  // The depth-2 tree of 3 x 3 is narrow: it is scaled up to fill most of
+  // its panel (it used to sit in a third of it with 9-pixel labels).
+  const fill = await page.evaluate(() => {
+    const holder = document.getElementById("tree");
+    const drawing = holder.querySelector("svg");
+    const label = holder.querySelector(".mv").getBoundingClientRect();
+    return { panel: holder.clientWidth, drawing: drawing.getBoundingClientRect().width, label: label.height };
+  });
+  if (fill.drawing < 0.8 * fill.panel || fill.label < 12) {
+    fail(`the tree does not fill its panel: ${JSON.stringify(fill)}`);
+  }
   await page.$eval("#learn", (el) => el.scrollIntoView());
   await page.screenshot({ path: shot("tree"), fullPage: true });
   await page.click("#learn summary");

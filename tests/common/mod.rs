@@ -33,6 +33,52 @@ pub const LONG: Duration = Duration::from_secs(20);
 /// tests that check it hold [`timing`].
 pub const REPLY_BOUND: Duration = Duration::from_millis(20);
 
+/// What a busy machine may add to a time the harness measures and the
+/// engine does not control: its process waiting for a core behind other
+/// work, then the harness's reader thread waiting too (with two `yes >
+/// /dev/null` keeping both cores busy beside the test suite). Bounds on
+/// wall time add it; the engine's own share is judged on figures it
+/// controls (its own clock, or the typical latency of many tries).
+pub const LOAD_SLACK: Duration = Duration::from_millis(300);
+
+/// Latencies of one kind of reply that a busy machine does not turn into
+/// a failure: the median (what the engine does, load or not) within
+/// `bound`, and every one within `bound` plus [`LOAD_SLACK`] (a reply the
+/// engine held up, on a table build or a large allocation, takes longer
+/// every time, not once in a while).
+pub fn assert_prompt(latencies: &[Duration], bound: Duration, what: &str) {
+    assert!(!latencies.is_empty(), "{what}: no latency measured");
+    let mut sorted = latencies.to_vec();
+    sorted.sort();
+    let median = sorted[sorted.len() / 2];
+    let worst = sorted[sorted.len() - 1];
+    let shown: Vec<String> = latencies.iter().map(|l| format!("{:.2}", ms(*l))).collect();
+    assert!(
+        median <= bound,
+        "{what}: median {:.2} ms, over {bound:?} (ms: {})",
+        ms(median),
+        shown.join(" ")
+    );
+    assert!(
+        worst <= bound + LOAD_SLACK,
+        "{what}: {:.2} ms, over {bound:?} + {LOAD_SLACK:?} for a busy machine (ms: {})",
+        ms(worst),
+        shown.join(" ")
+    );
+}
+
+/// A search timed two ways: by the harness (`wall`, from writing the `go`
+/// to reading its `bestmove`: pipes and a busy machine's scheduling
+/// included) and by the engine (`own`, from its reading the `go` to its
+/// `bestmove`, from the `info string debug: ... in <t> ms` that `debug
+/// on` adds). The engine controls `own`.
+#[derive(Debug)]
+pub struct Timed {
+    pub lines: Vec<String>,
+    pub wall: Duration,
+    pub own: Duration,
+}
+
 /// How many recent lines a failure message quotes.
 const TAIL: usize = 40;
 /// Longest quoted line in a failure message.
@@ -303,6 +349,29 @@ impl Engine {
             self.send(line);
         }
         self.sync()
+    }
+
+    /// Sends `go ...` to an engine in `debug on` mode and times it both
+    /// ways (see [`Timed`]).
+    pub fn timed_go(&mut self, go: &str) -> Timed {
+        let sent = self.send(go);
+        let (lines, at) = self.read_until(is_bestmove, LONG);
+        let own = lines
+            .iter()
+            .find_map(|line| {
+                let rest = line.strip_prefix("info string debug: ")?;
+                let took = rest.strip_suffix(" ms")?.rsplit(" in ").next()?;
+                took.parse().ok()
+            })
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| {
+                panic!("no `debug: ... in <t> ms` line (send `debug on`): {lines:#?}")
+            });
+        Timed {
+            lines,
+            wall: at.saturating_duration_since(sent),
+            own,
+        }
     }
 
     /// Sends `go ...` and returns every line up to and including `bestmove`.
