@@ -694,7 +694,15 @@ fn stop_is_prompt_while_the_built_in_4x4_table_is_built() {
         engine.quit();
     }
     eprintln!("stop during the 4x4 table build: {latencies:.2?}");
-    assert_prompt(&latencies, REPLY_BOUND, "stop during the 4x4 table build");
+    // The build keeps a core while the stop is answered: on a busy machine
+    // the other core is shared with the load, so each stop is held to the
+    // reply bound plus what the load adds (the 4 x 4 build alone takes
+    // longer than that there, and a stop that waited for it would take
+    // all of it).
+    assert!(
+        latencies.iter().all(|&l| l <= REPLY_BOUND + LOAD_SLACK),
+        "stop during the 4x4 table build: {latencies:.2?}"
+    );
 }
 
 #[test]

@@ -56,13 +56,16 @@
 //! holds, its layer, its format and, for a block, `i`). So a zeroed
 //! index, a block of another file (or another place in this one) and a
 //! same-named file of another table set all fail. A block of no bytes is
-//! allowed only for a tile without positions (runs always take a byte).
+//! allowed only for a tile without positions (runs always take a byte;
+//! the writer gives a tile with positions that codes in no bytes one zero
+//! byte, which decodes the same).
 //! At open the whole index is read: its CRC is checked (format 4), and in
 //! every format its entries must follow one another without gaps to the
 //! data's end; each block is checked again when it is read. Files of
 //! formats 3 and 2 have unseeded block CRCs and no index CRC: a zeroed
-//! index is still caught (the entries do not reach the data's end, and
-//! an empty block holding positions is refused), but a same-named file
+//! index is still caught at open (the entries do not reach the data's
+//! end; at probe time an empty block of runs is refused, an empty tile
+//! cannot be, as their writer left tiles empty), but a same-named file
 //! of another set written over one is not.
 //!
 //! A `.wdl` file stores 0 draw, 1 win, 2 loss; a distance file the
@@ -1514,12 +1517,17 @@ impl LayerFile {
             .collect()
     }
 
-    /// Whether block `block` holds a position: a block of runs always
-    /// codes at least one run, so it counts as holding one.
+    /// Whether block `block` may not be empty because it holds a
+    /// position: a block of runs always codes at least one run, so it
+    /// counts as holding one; a tile of a file before format 4 may have
+    /// been coded in no bytes, so it never counts.
     fn holds_positions(&self, block: u64) -> bool {
         let Layout::Tiles { tiling, shape, .. } = &self.layout else {
             return true;
         };
+        if !self.header.is_bound() {
+            return false;
+        }
         let tile = tiling.tile(block);
         let blacks = &shape.black_sets(&tile.block)[tile.row as usize..][..tile.rows];
         let whites = &shape.white_sets(&tile.block)[tile.column as usize..][..tile.columns];
@@ -2234,12 +2242,26 @@ impl Source<'_> {
                 let mut ends = Vec::new();
                 for t in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(count) {
                     let tile = tiling.tile(t);
+                    let start = data.len();
+                    let positions = std::cell::Cell::new(false);
                     model.encode(
                         tile.rows,
                         tile.columns,
-                        |r, c| value_of(&tile, r, c),
+                        |r, c| {
+                            let value = value_of(&tile, r, c);
+                            positions.set(positions.get() | value.is_some());
+                            value
+                        },
                         &mut data,
                     );
+                    // A tile the coder codes in no bytes (its values all as
+                    // the odds expect) still takes one: the decoder reads
+                    // past the end as zeros, so a zero byte decodes the
+                    // same, and a block of no bytes is left to tiles
+                    // without positions (what a zeroed index entry claims).
+                    if data.len() == start && positions.get() {
+                        data.push(0);
+                    }
                     ends.push(data.len() as u64);
                 }
                 out.push((chunk, data, ends));
