@@ -27,7 +27,7 @@
 //!
 //! Memory: two bytes a slot of the pair and, for each level with marks
 //! still to scan, a bit for each tile of slots (at most
-//! [`super::marks::MAX_LEVEL_MARKS`] bits a level), besides the layers' win/draw/loss
+//! `MAX_LEVEL_MARKS` (see [`super::marks`]) bits a level), besides the layers' win/draw/loss
 //! and the distances of the layers ahead: no lists of positions.
 
 use std::sync::Mutex;

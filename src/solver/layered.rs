@@ -897,7 +897,9 @@ fn finished_pair(
             continue;
         }
         file.check_blocks()?;
-        if metric == Metric::Dtz {
+        // The win/draw/loss beside it: the one pass writes it with the
+        // distances to the end, the value pass with those to progress.
+        {
             let wdl = format::LayerFile::open_in(dir, &manifest, kind, Content::Wdl, layer)?
                 .ok_or_else(|| {
                     LayerError::Io(

@@ -12,7 +12,7 @@ use super::layers::Layer;
 
 /// Most bits the marks of one level take (2 MiB): the tiles are as small
 /// as that allows, from 8 x 8 slots (a 6 x 6 pair's are up to 16 x 16).
-const MAX_LEVEL_MARKS: u64 = 1 << 24;
+pub(super) const MAX_LEVEL_MARKS: u64 = 1 << 24;
 const SMALLEST_TILE: u32 = 3;
 
 /// A square of slots of one block: up to `1 << tile_bits` black sets by as
