@@ -37,6 +37,32 @@ fn solve5(name: &str, rules: &str) -> PathBuf {
     dir
 }
 
+/// [`solve5`] by the value pass (`--no-distances`: `.wdl` and `.dtz`)
+/// with the distances to the end added after (`--dte`): tables with both
+/// distances, whose `.dte` files may go missing.
+fn solve5_two_passes(name: &str, rules: &str) -> PathBuf {
+    let dir = scratch(name).join("t");
+    let dir_arg = dir.to_str().unwrap();
+    let args = [
+        "solve",
+        "--size",
+        "5",
+        "--max-cars",
+        "2",
+        "--rules",
+        rules,
+        "--out",
+        dir_arg,
+        "--quiet",
+        "--no-distances",
+    ];
+    let out = run(&args, SOLVE);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    let out = run(&["solve", "--dte", dir_arg, "--quiet"], SOLVE);
+    assert_eq!(out.status.code(), Some(0), "{}", out.stderr);
+    dir
+}
+
 /// A copy of the directory `from` at `to`.
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -246,7 +272,7 @@ fn another_table_sets_same_named_file_written_in_place_answers_nothing() {
     let theirs = solve5("foreign-theirs", "classic");
     let (wdl, layer) = largest(&mine, "wdl");
     let name = wdl.file_name().unwrap().to_str().unwrap();
-    let dtz = wdl.with_extension("dtz");
+    let dte = wdl.with_extension("dte");
     let fens = positions_in(layer, 60, 2);
     let answers = good_answers(&mine, &fens);
     let (mut engine, lines) = engine_with(mine.to_str().unwrap());
@@ -255,7 +281,7 @@ fn another_table_sets_same_named_file_written_in_place_answers_nothing() {
     // place, as far as these files reach.
     for (path, other) in [
         (&wdl, theirs.join(name)),
-        (&dtz, theirs.join(name).with_extension("dtz")),
+        (&dte, theirs.join(name).with_extension("dte")),
     ] {
         let bytes = std::fs::read(other).unwrap();
         let length = std::fs::metadata(path).unwrap().len() as usize;
@@ -296,7 +322,7 @@ fn another_table_sets_same_named_file_written_in_place_answers_nothing() {
 #[test]
 fn missing_distance_files_are_named_at_load_and_fail_the_check() {
     let _cpu = shared();
-    let dir = solve5("no-dte", "textbook");
+    let dir = solve5_two_passes("no-dte", "textbook");
     let (dte, layer) = largest(&dir, "dte");
     let fen = &positions_in(layer, 1, 3)[0];
     let (mut engine, lines) = engine_with(dir.to_str().unwrap());
@@ -514,10 +540,10 @@ fn a_journal_is_bound_to_the_directory_it_checked() {
     let good = solve5("journal", "textbook");
     let bad = good.parent().unwrap().join("bad");
     copy_dir(&good, &bad);
-    let (dtz, _) = largest(&bad, "dtz");
-    let mut bytes = std::fs::read(&dtz).unwrap();
+    let (dte, _) = largest(&bad, "dte");
+    let mut bytes = std::fs::read(&dte).unwrap();
     *bytes.last_mut().unwrap() ^= 0x01;
-    std::fs::write(&dtz, &bytes).unwrap();
+    std::fs::write(&dte, &bytes).unwrap();
     let journal = good.parent().unwrap().join("journal.txt");
     let verify = |dir: &Path| {
         run(
@@ -547,8 +573,8 @@ fn a_journal_is_bound_to_the_directory_it_checked() {
         out.stderr
     );
     // A recorded pair whose file is damaged since is not passed.
-    let (good_dtz, _) = largest(&good, "dtz");
-    std::fs::write(&good_dtz, &bytes).unwrap();
+    let (good_dte, _) = largest(&good, "dte");
+    std::fs::write(&good_dte, &bytes).unwrap();
     let out = verify(&good);
     assert_eq!(out.status.code(), Some(1), "{}", out.stdout);
     assert!(out.stderr.contains("fails its checksum"), "{}", out.stderr);

@@ -1816,9 +1816,9 @@ pub fn verify_on(
     for i in (0..pairs.len()).filter(|&i| in_journal[i]) {
         // Not walked again, but read: every block against its checks.
         for layer in &pairs[i] {
-            let contents = [Content::Wdl, Content::Distance(Metric::Dtz)]
-                .into_iter()
-                .chain(with_dte[i].then_some(Content::Distance(Metric::Dte)));
+            // The pair's metrics: a pair of the one pass has no `.dtz`.
+            let contents = std::iter::once(Content::Wdl)
+                .chain(metrics[i].iter().map(|&metric| Content::Distance(metric)));
             for content in contents {
                 format::LayerFile::open_in(dir, &manifest, kind, content, layer)?
                     .ok_or_else(|| missing(content.path(dir, layer.black, layer.white)))?
