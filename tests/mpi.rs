@@ -247,7 +247,22 @@ fn a_stopped_job_resumes_from_its_files() {
 #[test]
 fn the_distances_to_the_end_are_added_over_ranks_too() {
     let _cpu = shared();
-    let alone = solved_alone("mpi-dte-alone", &["--size", "4", "--rules", "classic"]);
+    // One process: the value pass (`--no-distances`), then `--dte`.
+    let alone = {
+        let dir = scratch("mpi-dte-alone");
+        let out = dir.to_str().unwrap();
+        let args = ["--size", "4", "--rules", "classic", "--no-distances"];
+        let output = run(
+            &[&["solve", "--out", out, "--quiet"][..], &args].concat(),
+            TIMEOUT,
+        );
+        assert!(output.status.success(), "{}", output.stderr);
+        let output = run(&["solve", "--dte", out, "--quiet"], TIMEOUT);
+        assert!(output.status.success(), "{}", output.stderr);
+        let found = files(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        found
+    };
     let dir = scratch("mpi-dte");
     for (name, bytes) in alone.iter().filter(|(name, _)| !name.ends_with(".dte")) {
         std::fs::write(dir.join(name), bytes).unwrap();
