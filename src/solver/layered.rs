@@ -1050,6 +1050,28 @@ fn solve_one_pair(
     Ok(solved.into_iter().zip(written).collect())
 }
 
+/// Solves the layers of one pair by the one pass ([`pass`]), each with the
+/// layer its forward moves reach, whose distances to the end `read` gives.
+fn pass_pair(
+    shape: &Shape,
+    rules: Rules,
+    threads: usize,
+    layers: &[Layer],
+    read: &(dyn Fn(&Layer) -> Result<Values, LayeredError> + Sync),
+    two_bytes: bool,
+) -> Result<Vec<Solved>, LayeredError> {
+    let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
+    let sides: Vec<PassSide> = layers
+        .iter()
+        .zip(&ahead)
+        .map(|(layer, ahead)| PassSide {
+            layer,
+            ahead: ahead.as_ref(),
+        })
+        .collect();
+    pass::solve_pair(shape, rules, threads, &sides, read, two_bytes)
+}
+
 /// Solves one pair by the one pass ([`pass`]) and writes each layer's
 /// `.wdl` and `.dte` files, taking the distances to the end of the layers
 /// ahead from `ends` where kept there, else from their files; returns
@@ -1065,26 +1087,17 @@ fn pass_one_pair(
     ends: &Ends,
 ) -> Result<EndsWritten, LayeredError> {
     let started = Instant::now();
-    let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
-    let sides: Vec<PassSide> = layers
-        .iter()
-        .zip(&ahead)
-        .map(|(layer, ahead)| PassSide {
-            layer,
-            ahead: ahead.as_ref(),
-        })
-        .collect();
     let read = |layer: &Layer| -> Result<Values, LayeredError> {
         match ends.handoff.take(layer) {
             Some(values) => Ok(values),
             None => Ok(format::read_values(&plan.dir, plan.kind, Metric::Dte, layer)?.0),
         }
     };
-    let solved = pass::solve_pair(
+    let solved = pass_pair(
         shape,
         plan.kind.rules,
         threads,
-        &sides,
+        layers,
         &read,
         plan.two_bytes,
     )?;
@@ -1237,22 +1250,13 @@ pub fn pass_in_memory(
     let shape = shape_of(kind)?;
     let mut solved: HashMap<(u32, u32), Values> = HashMap::new();
     for layers in pair_layers(&shape) {
-        let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(&shape, l)).collect();
-        let sides: Vec<PassSide> = layers
-            .iter()
-            .zip(&ahead)
-            .map(|(layer, ahead)| PassSide {
-                layer,
-                ahead: ahead.as_ref(),
-            })
-            .collect();
         let read = |layer: &Layer| -> Result<Values, LayeredError> {
             Ok(solved
                 .get(&(layer.black, layer.white))
                 .expect("the layers ahead are solved first")
                 .clone())
         };
-        let pair = pass::solve_pair(&shape, kind.rules, threads, &sides, &read, two_bytes)?;
+        let pair = pass_pair(&shape, kind.rules, threads, &layers, &read, two_bytes)?;
         for (layer, done) in layers.iter().zip(pair) {
             solved.insert((layer.black, layer.white), done.values);
         }
