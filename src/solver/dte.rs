@@ -212,7 +212,7 @@ pub fn solve_pair(
                         // level (see `tell`), and no other unit holds it.
                         slot.store(state | DONE, Ordering::Relaxed);
                         let child_won = state & WON != 0;
-                        parents_of.visit(bi, wi, |parent| {
+                        parents_of.visit(bi, wi, |parent, _| {
                             match tell(&parents[parent as usize], child_won, level) {
                                 Ok(Some(d)) => marks.mark(d, partner(i), parent_block, parent),
                                 Ok(None) => {}

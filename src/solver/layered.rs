@@ -224,19 +224,18 @@ pub fn solve_on(
     format::prepare_dir(&plan.dir, plan.kind)?;
     let pairs = pair_layers(&shape);
     // The one pass keeps within 2 bytes a slot of the largest pair, all
-    // told: the pairs made at once, and a quarter of a byte a slot of it
-    // for the layers ahead kept in memory for the pairs that read them.
+    // told (or [`PASS_SMALLEST_BUDGET`] on a small board): the pairs made
+    // at once, and an eighth of that for the layers ahead kept in memory
+    // for the pairs that read them.
     let largest = pairs
         .iter()
         .map(|layers| layers.iter().map(|l| l.slots).sum::<u64>())
         .max()
         .unwrap_or(0);
     let (memory, keep) = if plan.with_dte {
-        let keep = largest / 4;
-        (
-            memory_budget().min(PASS_BYTES_PER_SLOT * largest - keep),
-            keep,
-        )
+        let all = (PASS_BYTES_PER_SLOT * largest).max(PASS_SMALLEST_BUDGET);
+        let keep = all / 8;
+        (memory_budget().min(all - keep), keep)
     } else {
         (memory_budget(), memory_budget() / 8)
     };
@@ -719,6 +718,12 @@ const SOLVE_BYTES_PER_SLOT: u64 = 3;
 /// its one-byte states, a layer ahead's distances while its side is
 /// seeded, and the values made in place from the states.
 const PASS_BYTES_PER_SLOT: u64 = 2;
+
+/// The least memory the one pass takes for its pairs and the layers
+/// ahead it keeps: on a board whose largest pair is small, 2 bytes a slot
+/// of it would run even the small pairs one after another with every
+/// thread, and read back nearly every layer ahead from its file.
+const PASS_SMALLEST_BUDGET: u64 = 192 << 20;
 
 /// Memory a pair takes while its distances to the end are derived, a
 /// slot: two-byte states, the layers ahead's distances, and the values

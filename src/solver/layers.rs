@@ -729,8 +729,9 @@ pub struct Parents<'a> {
 impl Parents<'_> {
     /// Calls `visit` with the slot, in the partner layer, of every
     /// position from which a sideways move of Black leads to the position
-    /// with black set `black_index` and white set `white_index`.
-    pub fn visit(&self, black_index: u64, white_index: u64, mut visit: impl FnMut(u64)) {
+    /// with black set `black_index` and white set `white_index`, and with
+    /// that parent's black set (its white set is `black_index`).
+    pub fn visit(&self, black_index: u64, white_index: u64, mut visit: impl FnMut(u64, u64)) {
         let moved = self.moved[white_index as usize];
         let empty = self.full & !(moved | self.parent_whites[black_index as usize]);
         let neighbours = &self.neighbours[2 * self.cars * white_index as usize..];
@@ -742,17 +743,11 @@ impl Parents<'_> {
             // The parent's set is the moved set with this car one step
             // north (it drove south) or south (it drove north).
             let north = ((car & !self.last_rank) << self.size) & empty;
-            if north != 0 {
-                visit(
-                    self.parent_block
-                        .slot(u64::from(neighbours[2 * j]), black_index),
-                );
-            }
-            if (car >> self.size) & empty != 0 {
-                visit(
-                    self.parent_block
-                        .slot(u64::from(neighbours[2 * j + 1]), black_index),
-                );
+            for (d, open) in [(0, north != 0), (1, (car >> self.size) & empty != 0)] {
+                if open {
+                    let parent = u64::from(neighbours[2 * j + d]);
+                    visit(self.parent_block.slot(parent, black_index), parent);
+                }
             }
             j += 1;
         }

@@ -93,7 +93,19 @@ impl Marks {
     pub fn mark(&self, level: u16, i: usize, block: usize, slot: u64) {
         let tiling = &self.tilings[self.first_tiling[i] + block];
         let within = slot - tiling.offset;
-        let (black, white) = (within / tiling.white_sets, within % tiling.white_sets);
+        self.mark_sets(
+            level,
+            i,
+            block,
+            within / tiling.white_sets,
+            within % tiling.white_sets,
+        );
+    }
+
+    /// [`Marks::mark`] of the slot with black set `black` and white set
+    /// `white` of the block: no division.
+    pub fn mark_sets(&self, level: u16, i: usize, block: usize, black: u64, white: u64) {
+        let tiling = &self.tilings[self.first_tiling[i] + block];
         let tile =
             tiling.first + (black >> self.tile_bits) * tiling.across + (white >> self.tile_bits);
         let bits = self.levels[level as usize]

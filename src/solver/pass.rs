@@ -15,14 +15,15 @@
 //!   `e + 1`*. A position without a move ends the game at level 0, lost
 //!   (`textbook`) or won (`classic`). Seeds from the layers ahead thus
 //!   enter at their own level, as Syzygy's capture codes do.
-//! - **Levels.** At level `L`, first the positions that waited for `L` to
-//!   be lost are checked by generating their sideways moves: every one
+//! - **Levels.** At level `L`, first each position decided at `L - 1`
+//!   tells its sideways parents: a lost child makes a parent not yet won
+//!   won at `L`; a won child makes an undecided parent a loss waiting for
+//!   `L`. Then every loss waiting for `L` (from a seed or from the
+//!   retreat) is checked once by generating its sideways moves: every one
 //!   must lead to a position won before `L` (there are no counters in the
-//!   byte). Then each position decided at `L - 1` tells its sideways
-//!   parents: a lost child makes an undecided parent won at `L`; a won
-//!   child makes an undecided parent a candidate, which is lost at `L` if
-//!   the same check holds. A win waiting for its level needs no work: its
-//!   code reads as won once the level is reached.
+//!   byte), or the position is undecided again. A win waiting for its
+//!   level needs no work: its code reads as won once the level is
+//!   reached.
 //!
 //! What is left undecided is a draw. The codes hold levels relative to
 //! the pair's lowest seed; a pair whose levels span more than one byte
@@ -264,7 +265,7 @@ fn solve_with<C: Cell, E>(
                             Seed::Escape => ESCAPE,
                             Seed::At(level, lost) => match seeded.at(level, lost) {
                                 Some(code) => {
-                                    marks.mark(level as u16, i, block_index, slot);
+                                    marks.mark_sets(level as u16, i, block_index, bi, wi as u64);
                                     code
                                 }
                                 None => {
@@ -297,19 +298,15 @@ fn solve_with<C: Cell, E>(
                 Failure::Overflow
             });
         }
-        // Waiting losses first: a check must not see this level's wins.
-        let waiting = marks.tiles(level as u16);
-        scanned += check_waiting(shape, &codes, &layers, &waiting, level, threads);
         if level > codes.base {
             let frontier = marks.tiles(level as u16 - 1);
-            scanned += retreat(
-                shape, &codes, &layers, &marks, &frontier, level, threads, &errors,
-            );
+            scanned += retreat(shape, &codes, &layers, &marks, &frontier, level, threads);
             marks.scanned(level as u16 - 1);
-            if let Some(error) = errors.take() {
-                return Err(Failure::Solve(error));
-            }
         }
+        // Then every loss waiting for this level, from a seed or the
+        // retreat, is checked once (a check sees only wins before it).
+        let waiting = marks.tiles(level as u16);
+        scanned += check_waiting(shape, &codes, &layers, &waiting, level, threads);
         let next = if marks.next_from(level as u16) == Some(level as u16) {
             Some(level + 1)
         } else {
@@ -505,11 +502,10 @@ fn check_waiting<C: Cell>(
 }
 
 /// Each position decided at `level - 1` (in the tiles `frontier`) tells
-/// its sideways parents: a lost child makes an undecided parent won at
-/// `level`, a won child makes an undecided parent lost at `level` if all
-/// its sideways moves lead to wins decided before it. Returns the slots
-/// scanned.
-#[allow(clippy::too_many_arguments)]
+/// its sideways parents: a lost child makes a parent not yet won won at
+/// `level`; a won child makes an undecided parent a loss waiting for
+/// `level`, which [`check_waiting`] then checks once, however many of its
+/// children are won there. Returns the slots scanned.
 fn retreat<C: Cell>(
     shape: &Shape,
     codes: &Codes<C>,
@@ -518,7 +514,6 @@ fn retreat<C: Cell>(
     frontier: &[Tile],
     level: u32,
     threads: usize,
-    errors: &FirstError,
 ) -> u64 {
     let won_child = codes.at(level - 1, false).expect("the level before fits");
     let lost_child = won_child + 1;
@@ -537,9 +532,7 @@ fn retreat<C: Cell>(
         let parent_index = layers[p]
             .block_index(block.white_cars, block.black_cars)
             .expect("the partner layer has the mirrored block");
-        let parent_block = &layers[p].blocks[parent_index];
         let parents_of = shape.parents(block, layers[p]);
-        let successors = shape.successors(parent_block, layers[i]);
         let children = &codes.states[i];
         let parents = &codes.states[p];
         for tile in &frontier[rows[unit].clone()] {
@@ -549,44 +542,22 @@ fn retreat<C: Cell>(
                     if code != won_child && code != lost_child {
                         continue;
                     }
-                    parents_of.visit(bi, wi, |parent| {
+                    parents_of.visit(bi, wi, |parent, parent_black| {
                         let cell = &parents[parent as usize];
                         let state = cell.get();
                         let decided = if code == lost_child {
-                            match state {
-                                UNKNOWN | ESCAPE => true,
-                                NO_POSITION => false,
-                                _ => match codes.level(state) {
-                                    Some((l, false)) => l > level,
-                                    Some((l, true)) if l > level => true,
-                                    Some((l, true)) if l == level => {
-                                        errors.note(SolveError::Inconsistent(format!(
-                                            "layer {} slot {parent} is lost with a move \
-                                             into a loss",
-                                            layers[p].name()
-                                        )));
-                                        false
-                                    }
-                                    _ => false,
-                                },
+                            // Won now, unless won already or no position.
+                            match codes.level(state) {
+                                None => state != NO_POSITION,
+                                Some((l, false)) => l > level,
+                                Some((l, true)) => l >= level,
                             }
-                        } else if state == UNKNOWN {
-                            let within = parent - parent_block.offset;
-                            let (pb, pw) = (
-                                within / parent_block.white_sets,
-                                within % parent_block.white_sets,
-                            );
-                            let black = shape.black_set(parent_block, pb);
-                            let white = shape.white_set(parent_block, pw);
-                            successors.all(pb, black, white, pw, |child| {
-                                codes.won_before(children[child as usize].get(), level)
-                            })
                         } else {
-                            false
+                            state == UNKNOWN
                         };
                         if decided {
                             cell.set(if code == lost_child { won } else { lost });
-                            marks.mark(level as u16, p, parent_index, parent);
+                            marks.mark_sets(level as u16, p, parent_index, parent_black, bi);
                         }
                     });
                 }

@@ -219,7 +219,7 @@ fn solve_with<C: Cell>(
             |i: usize, parents_of: &Parents, bi: u64, wi: u64, child_won: bool, out: &mut Found| {
                 let parents = &states[partner(i)];
                 let partner_bit = (partner(i) as u64) << 63;
-                parents_of.visit(bi, wi, |parent| {
+                parents_of.visit(bi, wi, |parent, _| {
                     if settle::<C>(&parents[parent as usize], child_won, level, exclusive) {
                         out.count += 1;
                         if out.listing {
