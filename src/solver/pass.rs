@@ -592,17 +592,25 @@ fn finish<C: Cell>(codes: Codes<C>) -> Vec<Solved> {
     states
         .into_iter()
         .map(|states| {
-            let mut tally = Tally::default();
+            // How many slots hold each code: the tallies come from the
+            // counts, and each code's file code is looked up.
+            let mut counts = vec![0u64; (FIRST as u32 + 2 * C::LEVELS) as usize];
             for cell in &states {
-                let code = cell.get();
-                if code != NO_POSITION {
-                    tally.add(value_of(code));
+                counts[usize::from(cell.get())] += 1;
+            }
+            let mut tally = Tally::default();
+            let mut file_codes = vec![encode(Dtz::Draw); counts.len()];
+            for (code, &n) in counts.iter().enumerate() {
+                if n > 0 && code != usize::from(NO_POSITION) {
+                    let value = value_of(code as u16);
+                    tally.add_many(value, n);
+                    file_codes[code] = encode(value);
                 }
             }
             let mut previous = encode(Dtz::Draw);
             let mut file_code = |code: u16| {
                 if code != NO_POSITION {
-                    previous = encode(value_of(code));
+                    previous = file_codes[usize::from(code)];
                 }
                 previous
             };

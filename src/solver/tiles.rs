@@ -260,7 +260,7 @@ impl Model {
             neighbours,
             rows,
             columns,
-            |r: usize, c: usize, context: usize| {
+            &mut |r: usize, c: usize, context: usize| {
                 let v = value(r, c)?;
                 counts[context][usize::from(v)] += 1;
                 Some(v)
@@ -289,23 +289,13 @@ impl Model {
         value: impl Fn(usize, usize) -> Option<u8>,
         out: &mut Vec<u8>,
     ) {
-        let mut odds = self.odds.clone();
-        let mut coder = Encoder::new(out);
-        walk(
-            self.neighbours,
-            rows,
-            columns,
-            |r: usize, c: usize, context: usize| {
-                let v = value(r, c)?;
-                let pair = &mut odds[context];
-                coder.bit(&mut pair[0], v != DRAW);
-                if v != DRAW {
-                    coder.bit(&mut pair[1], v == LOSS);
-                }
-                Some(v)
-            },
-        );
-        coder.finish();
+        let mut encoder = TileEncoder {
+            odds: self.odds.clone(),
+            coder: Encoder::new(out),
+            value,
+        };
+        walk(self.neighbours, rows, columns, &mut encoder);
+        encoder.coder.finish();
     }
 
     /// Decodes one tile into `values` (row by row; a slot that is no
@@ -325,7 +315,7 @@ impl Model {
             self.neighbours,
             rows,
             columns,
-            TileDecoder {
+            &mut TileDecoder {
                 odds: self.odds.clone(),
                 coder: Decoder::new(bytes),
                 is_position,
@@ -349,6 +339,26 @@ trait Visit {
 impl<F: FnMut(usize, usize, usize) -> Option<u8>> Visit for F {
     fn at(&mut self, r: usize, c: usize, context: usize) -> Option<u8> {
         self(r, c, context)
+    }
+}
+
+/// The encoder's visit: a struct, as the decoder's ([`TileDecoder`]).
+struct TileEncoder<'a, V> {
+    odds: Vec<[u16; 2]>,
+    coder: Encoder<'a>,
+    value: V,
+}
+
+impl<V: Fn(usize, usize) -> Option<u8>> Visit for TileEncoder<'_, V> {
+    #[inline(always)]
+    fn at(&mut self, r: usize, c: usize, context: usize) -> Option<u8> {
+        let v = (self.value)(r, c)?;
+        let pair = &mut self.odds[context];
+        self.coder.bit(&mut pair[0], v != DRAW);
+        if v != DRAW {
+            self.coder.bit(&mut pair[1], v == LOSS);
+        }
+        Some(v)
     }
 }
 
@@ -387,7 +397,7 @@ fn probability(zeros: u64, ones: u64) -> u16 {
 /// Visits a tile's slots row by row with each slot's context (see
 /// [`Visit`]); a slot that is no position takes the value before it, or
 /// above it at a row's start. Returns the tile's grid with its margins.
-fn walk(neighbours: usize, rows: usize, columns: usize, at: impl Visit) -> Vec<u8> {
+fn walk(neighbours: usize, rows: usize, columns: usize, at: &mut impl Visit) -> Vec<u8> {
     // One loop for each number of neighbours, its contexts unrolled.
     match neighbours {
         1 => walk_with::<1>(rows, columns, at),
@@ -402,7 +412,7 @@ fn walk(neighbours: usize, rows: usize, columns: usize, at: impl Visit) -> Vec<u
     }
 }
 
-fn walk_with<const N: usize>(rows: usize, columns: usize, mut at: impl Visit) -> Vec<u8> {
+fn walk_with<const N: usize>(rows: usize, columns: usize, at: &mut impl Visit) -> Vec<u8> {
     const { assert!(N <= NEIGHBOURS.len()) };
     let stride = LEFT + columns + RIGHT;
     let mut grid = vec![OUTSIDE; (TOP + rows) * stride];

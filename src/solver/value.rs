@@ -59,6 +59,7 @@ impl Dtz {
 /// A slot's value in a file: 0 a draw (or no position), `2d + 1` a win
 /// and `2d + 2` a loss with distance `d`; one byte a slot while every
 /// distance of the layer is at most [`MAX_NARROW_DTZ`], two otherwise.
+#[inline]
 pub fn encode(value: Dtz) -> u16 {
     match value {
         Dtz::Draw => 0,
@@ -68,6 +69,7 @@ pub fn encode(value: Dtz) -> u16 {
 }
 
 /// Inverse of [`encode`].
+#[inline]
 pub fn decode(code: u16) -> Dtz {
     match code {
         0 => Dtz::Draw,
@@ -110,6 +112,7 @@ impl Values {
     }
 
     /// The encoded value of `slot`.
+    #[inline]
     pub fn code(&self, slot: u64) -> u16 {
         match self {
             Values::Narrow(v) => u16::from(v[slot as usize]),
@@ -122,6 +125,7 @@ impl Values {
     }
 
     /// The value of `slot`.
+    #[inline]
     pub fn get(&self, slot: u64) -> Dtz {
         decode(self.code(slot))
     }
@@ -322,14 +326,19 @@ pub struct Tally {
 
 impl Tally {
     pub fn add(&mut self, value: Dtz) {
+        self.add_many(value, 1);
+    }
+
+    /// [`Tally::add`] of `n` positions of one value.
+    pub fn add_many(&mut self, value: Dtz, n: u64) {
         match value {
             Dtz::Win(d) => {
-                self.wins += 1;
+                self.wins += n;
                 self.longest = self.longest.max(d);
             }
-            Dtz::Draw => self.draws += 1,
+            Dtz::Draw => self.draws += n,
             Dtz::Loss(d) => {
-                self.losses += 1;
+                self.losses += n;
                 self.longest = self.longest.max(d);
             }
         }
