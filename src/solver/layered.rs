@@ -1063,7 +1063,7 @@ fn pass_pair(
     threads: usize,
     layers: &[Layer],
     read: &(dyn Fn(&Layer) -> Result<Values, LayeredError> + Sync),
-    two_bytes: bool,
+    width: pass::Width,
 ) -> Result<Vec<Solved>, LayeredError> {
     let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
     let sides: Vec<PassSide> = layers
@@ -1074,7 +1074,7 @@ fn pass_pair(
             ahead: ahead.as_ref(),
         })
         .collect();
-    pass::solve_pair(shape, rules, threads, &sides, read, two_bytes)
+    pass::solve_pair(shape, rules, threads, &sides, read, width)
 }
 
 /// Solves one pair by the one pass ([`pass`]) and writes each layer's
@@ -1104,7 +1104,7 @@ fn pass_one_pair(
         threads,
         layers,
         &read,
-        plan.two_bytes,
+        pass::Width::starting(plan.two_bytes),
     )?;
     phases[1] = started.elapsed().as_secs_f64();
     // Compress and write both layers at once, each its `.wdl` file first:
@@ -1250,7 +1250,7 @@ pub fn solve_in_memory(
 pub fn pass_in_memory(
     kind: Kind,
     threads: usize,
-    two_bytes: bool,
+    width: pass::Width,
 ) -> Result<HashMap<(u32, u32), Values>, LayeredError> {
     let shape = shape_of(kind)?;
     let mut solved: HashMap<(u32, u32), Values> = HashMap::new();
@@ -1261,7 +1261,7 @@ pub fn pass_in_memory(
                 .expect("the layers ahead are solved first")
                 .clone())
         };
-        let pair = pass_pair(&shape, kind.rules, threads, &layers, &read, two_bytes)?;
+        let pair = pass_pair(&shape, kind.rules, threads, &layers, &read, width)?;
         for (layer, done) in layers.iter().zip(pair) {
             solved.insert((layer.black, layer.white), done.values);
         }

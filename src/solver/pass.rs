@@ -36,7 +36,7 @@
 //! side is seeded, and the marks.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, AtomicU16, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
 
 use super::layers::{Layer, Shape};
 use super::marks::{Marks, Tile, rows_of};
@@ -59,39 +59,194 @@ const FIRST: u16 = 3;
 /// keep).
 pub const MAX_LEVEL: u32 = 4095;
 
-/// A slot's storage: one byte, or two for the rare pair whose levels
-/// span more than one byte holds.
-trait Cell: Send + Sync + bytemuck::Zeroable {
+/// A side's codes, a code a slot: one byte, one byte and a ninth bit
+/// beside (for a pair whose levels span more than one byte holds), or two
+/// bytes (for one whose levels span more than that).
+trait Cells: Send + Sync + Sized {
     /// Levels a pair's codes hold, from its base.
     const LEVELS: u32;
-    fn get(&self) -> u16;
-    fn set(&self, code: u16);
-    fn into_code(self) -> u16;
+    fn zeroed(slots: usize) -> Self;
+    fn len(&self) -> usize;
+    fn get(&self, slot: usize) -> u16;
+    fn set(&self, slot: usize, code: u16);
+    /// Every slot's `file_code` of its code (called in slot order), as
+    /// [`Values`] for distances up to `longest`: in place where the widths
+    /// allow.
+    fn into_values(self, longest: u32, file_code: impl FnMut(u16) -> u16) -> Values;
 }
 
-impl Cell for AtomicU8 {
+/// The codes of `slots` slots (`code(slot)`, in slot order) as new
+/// [`Values`] for distances up to `longest`.
+fn new_values(slots: usize, longest: u32, mut code: impl FnMut(usize) -> u16) -> Values {
+    let mut values = Values::draws(slots, longest);
+    for slot in 0..slots {
+        values.set(slot as u64, code(slot));
+    }
+    values
+}
+
+impl Cells for Vec<AtomicU8> {
     const LEVELS: u32 = (256 - FIRST as u32) / 2;
-    fn get(&self) -> u16 {
-        u16::from(self.load(Ordering::Relaxed))
+    fn zeroed(slots: usize) -> Self {
+        crate::memory::zeroed_vec(slots)
     }
-    fn set(&self, code: u16) {
-        self.store(code as u8, Ordering::Relaxed);
+    fn len(&self) -> usize {
+        self.as_slice().len()
     }
-    fn into_code(self) -> u16 {
-        u16::from(self.into_inner())
+    fn get(&self, slot: usize) -> u16 {
+        u16::from(self[slot].load(Ordering::Relaxed))
+    }
+    fn set(&self, slot: usize, code: u16) {
+        self[slot].store(code as u8, Ordering::Relaxed);
+    }
+    fn into_values(self, longest: u32, mut file_code: impl FnMut(u16) -> u16) -> Values {
+        let code = |cell: AtomicU8| u16::from(cell.into_inner());
+        if longest <= MAX_NARROW_DTZ {
+            Values::Narrow(
+                self.into_iter()
+                    .map(|cell| file_code(code(cell)) as u8)
+                    .collect(),
+            )
+        } else if longest <= MAX_PACKED_DTZ {
+            let mut ninth = crate::memory::zeroed_vec::<u64>(self.len().div_ceil(64));
+            let low = self
+                .into_iter()
+                .enumerate()
+                .map(|(slot, cell)| {
+                    let code = file_code(code(cell));
+                    ninth[slot / 64] |= u64::from(code >> 8 & 1) << (slot % 64);
+                    code as u8
+                })
+                .collect();
+            Values::Packed { low, ninth }
+        } else {
+            new_values(self.len(), longest, |slot| file_code(self.get(slot)))
+        }
     }
 }
 
-impl Cell for AtomicU16 {
+/// One byte a slot and a ninth bit beside it.
+struct Ninth {
+    low: Vec<AtomicU8>,
+    high: Vec<AtomicU64>,
+}
+
+impl Cells for Ninth {
+    const LEVELS: u32 = (512 - FIRST as u32) / 2;
+    fn zeroed(slots: usize) -> Self {
+        Ninth {
+            low: crate::memory::zeroed_vec(slots),
+            high: crate::memory::zeroed_vec(slots.div_ceil(64)),
+        }
+    }
+    fn len(&self) -> usize {
+        self.low.len()
+    }
+    fn get(&self, slot: usize) -> u16 {
+        let high = self.high[slot / 64].load(Ordering::Relaxed) >> (slot % 64) & 1;
+        u16::from(self.low[slot].load(Ordering::Relaxed)) | (high as u16) << 8
+    }
+    fn set(&self, slot: usize, code: u16) {
+        self.low[slot].store(code as u8, Ordering::Relaxed);
+        // Other threads set other bits of the word: read, then flip the
+        // one bit if it differs. (A reader of this slot meanwhile sees
+        // the old or the new high bit: both a loss or both not a win, for
+        // the only codes set while the slot may be read.)
+        let word = &self.high[slot / 64];
+        let bit = 1u64 << (slot % 64);
+        let high = code >> 8 & 1 == 1;
+        if (word.load(Ordering::Relaxed) & bit != 0) != high {
+            word.fetch_xor(bit, Ordering::Relaxed);
+        }
+    }
+    fn into_values(self, longest: u32, mut file_code: impl FnMut(u16) -> u16) -> Values {
+        let slots = self.len();
+        let mut high: Vec<u64> = self.high.into_iter().map(AtomicU64::into_inner).collect();
+        let code = |high: &[u64], slot: usize, low: u8| {
+            u16::from(low) | ((high[slot / 64] >> (slot % 64) & 1) as u16) << 8
+        };
+        if longest <= MAX_NARROW_DTZ {
+            Values::Narrow(
+                self.low
+                    .into_iter()
+                    .enumerate()
+                    .map(|(slot, cell)| file_code(code(&high, slot, cell.into_inner())) as u8)
+                    .collect(),
+            )
+        } else if longest <= MAX_PACKED_DTZ {
+            // The ninth bits are rewritten in place: each is read before
+            // its own slot's file code replaces it.
+            let low = self
+                .low
+                .into_iter()
+                .enumerate()
+                .map(|(slot, cell)| {
+                    let new = file_code(code(&high, slot, cell.into_inner()));
+                    let bit = 1u64 << (slot % 64);
+                    if new >> 8 & 1 == 1 {
+                        high[slot / 64] |= bit;
+                    } else {
+                        high[slot / 64] &= !bit;
+                    }
+                    new as u8
+                })
+                .collect();
+            Values::Packed { low, ninth: high }
+        } else {
+            let low: Vec<u8> = self.low.into_iter().map(AtomicU8::into_inner).collect();
+            new_values(slots, longest, |slot| {
+                file_code(code(&high, slot, low[slot]))
+            })
+        }
+    }
+}
+
+impl Cells for Vec<AtomicU16> {
     const LEVELS: u32 = MAX_LEVEL + 1;
-    fn get(&self) -> u16 {
-        self.load(Ordering::Relaxed)
+    fn zeroed(slots: usize) -> Self {
+        crate::memory::zeroed_vec(slots)
     }
-    fn set(&self, code: u16) {
-        self.store(code, Ordering::Relaxed);
+    fn len(&self) -> usize {
+        self.as_slice().len()
     }
-    fn into_code(self) -> u16 {
-        self.into_inner()
+    fn get(&self, slot: usize) -> u16 {
+        self[slot].load(Ordering::Relaxed)
+    }
+    fn set(&self, slot: usize, code: u16) {
+        self[slot].store(code, Ordering::Relaxed);
+    }
+    fn into_values(self, longest: u32, mut file_code: impl FnMut(u16) -> u16) -> Values {
+        if longest > MAX_PACKED_DTZ {
+            Values::Wide(
+                self.into_iter()
+                    .map(|cell| file_code(cell.into_inner()))
+                    .collect(),
+            )
+        } else {
+            new_values(self.len(), longest, |slot| file_code(self.get(slot)))
+        }
+    }
+}
+
+/// The storage a pair's codes start in ([`solve_pair`]); a pair whose
+/// levels do not fit is solved again in the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    /// One byte a slot: 126 levels.
+    Byte,
+    /// A byte and a bit: 254 levels. (A solve starts here only in tests:
+    /// it reaches it from [`Width::Byte`].)
+    #[cfg_attr(not(test), allow(dead_code))]
+    Ninth,
+    /// Two bytes: every level to [`MAX_LEVEL`].
+    Wide,
+}
+
+impl Width {
+    /// Where a solve starts: two bytes at once with `two_bytes` (which
+    /// tests use to check that the widths agree), else one.
+    pub fn starting(two_bytes: bool) -> Width {
+        if two_bytes { Width::Wide } else { Width::Byte }
     }
 }
 
@@ -103,11 +258,11 @@ pub struct PassSide<'a> {
 }
 
 /// Solves `sides` (one layer, or a layer and its partner) with one byte a
-/// slot, or again with two if the levels do not fit (at once with
-/// `two_bytes`, which tests use to check both give the same). `read_ahead`
-/// gives the distances to the end of a layer ahead ([`Values`] whose
-/// distances count plies to the end); each is read while its side is
-/// seeded and dropped after. The values returned count plies to the end.
+/// slot, or again with a ninth bit, and then with two bytes, if the levels
+/// do not fit (starting at `width`). `read_ahead` gives the distances to
+/// the end of a layer ahead ([`Values`] whose distances count plies to the
+/// end); each is read while its side is seeded and dropped after. The
+/// values returned count plies to the end.
 ///
 /// # Errors
 /// What `read_ahead` returns; [`SolveError::TooDeep`] beyond
@@ -119,22 +274,26 @@ pub fn solve_pair<E: From<SolveError>>(
     threads: usize,
     sides: &[PassSide],
     read_ahead: &(dyn Fn(&Layer) -> Result<Values, E> + Sync),
-    two_bytes: bool,
+    width: Width,
 ) -> Result<Vec<Solved>, E> {
-    if !two_bytes {
-        match solve_with::<AtomicU8, E>(shape, rules, threads, sides, read_ahead) {
+    if width == Width::Byte {
+        match solve_with::<Vec<AtomicU8>, E>(shape, rules, threads, sides, read_ahead) {
             Err(Failure::Overflow) => {
-                log::info!("levels beyond one byte: solving the pair again with two");
+                log::info!("levels beyond one byte: solving the pair again with a ninth bit");
             }
             result => return result.map_err(Failure::into_error),
         }
     }
-    solve_with::<AtomicU16, E>(shape, rules, threads, sides, read_ahead).map_err(|failure| {
-        match failure {
-            Failure::Overflow => E::from(SolveError::TooDeep(MAX_LEVEL + 1)),
-            other => other.into_error(),
+    if width != Width::Wide {
+        match solve_with::<Ninth, E>(shape, rules, threads, sides, read_ahead) {
+            Err(Failure::Overflow) => {
+                log::info!("levels beyond nine bits: solving the pair again with two bytes");
+            }
+            result => return result.map_err(Failure::into_error),
         }
-    })
+    }
+    solve_with::<Vec<AtomicU16>, E>(shape, rules, threads, sides, read_ahead)
+        .map_err(Failure::into_error)
 }
 
 /// Why [`solve_with`] stopped.
@@ -158,11 +317,11 @@ impl<E: From<SolveError>> Failure<E> {
 /// The pair's codes: each side's cells, and the level their codes count
 /// from.
 struct Codes<C> {
-    states: Vec<Vec<C>>,
+    states: Vec<C>,
     base: u32,
 }
 
-impl<C: Cell> Codes<C> {
+impl<C: Cells> Codes<C> {
     /// The code of a win (`lost` false) or loss at `level`, if the cells
     /// hold it.
     fn at(&self, level: u32, lost: bool) -> Option<u16> {
@@ -203,7 +362,7 @@ impl FirstError {
 /// threads.
 const PARALLEL_SLOTS: u64 = 1 << 16;
 
-fn solve_with<C: Cell, E>(
+fn solve_with<C: Cells, E>(
     shape: &Shape,
     rules: Rules,
     threads: usize,
@@ -216,7 +375,7 @@ fn solve_with<C: Cell, E>(
     let mut codes = Codes::<C> {
         states: layers
             .iter()
-            .map(|layer| crate::memory::zeroed_vec(layer.slots as usize))
+            .map(|layer| C::zeroed(layer.slots as usize))
             .collect(),
         base: u32::MAX,
     };
@@ -275,7 +434,7 @@ fn solve_with<C: Cell, E>(
                             },
                         }
                     };
-                    seeded.states[i][slot as usize].set(code);
+                    seeded.states[i].set(slot as usize, code);
                 }
             }
         });
@@ -322,7 +481,7 @@ fn solve_with<C: Cell, E>(
         "levels: {:.2} s to level {level} from {}, {scanned} slots scanned of {}",
         levels_started.elapsed().as_secs_f64(),
         codes.base,
-        codes.states.iter().map(Vec::len).sum::<usize>()
+        codes.states.iter().map(Cells::len).sum::<usize>()
     );
     Ok(finish(codes))
 }
@@ -427,7 +586,7 @@ fn shortest(values: &Values) -> Option<u32> {
 }
 
 /// Moves the codes' base down to `base`.
-fn rebase<C: Cell, E>(codes: &mut Codes<C>, base: u32, threads: usize) -> Result<(), Failure<E>> {
+fn rebase<C: Cells, E>(codes: &mut Codes<C>, base: u32, threads: usize) -> Result<(), Failure<E>> {
     if codes.base == u32::MAX {
         codes.base = base;
         return Ok(());
@@ -438,21 +597,25 @@ fn rebase<C: Cell, E>(codes: &mut Codes<C>, base: u32, threads: usize) -> Result
     }
     let limit = FIRST as u32 + 2 * C::LEVELS;
     let overflow = std::sync::atomic::AtomicBool::new(false);
+    const CHUNK: usize = 1 << 20;
     for states in &codes.states {
-        let chunks: Vec<&[C]> = states.chunks(1 << 20).collect();
-        parallel(threads, chunks.len(), |chunk, _: &mut Vec<()>| {
-            for cell in chunks[chunk] {
-                let code = cell.get();
-                if code >= FIRST {
-                    let moved = u32::from(code) + 2 * shift;
-                    if moved >= limit {
-                        overflow.store(true, Ordering::Relaxed);
-                        return;
+        parallel(
+            threads,
+            states.len().div_ceil(CHUNK),
+            |chunk, _: &mut Vec<()>| {
+                for slot in chunk * CHUNK..((chunk + 1) * CHUNK).min(states.len()) {
+                    let code = states.get(slot);
+                    if code >= FIRST {
+                        let moved = u32::from(code) + 2 * shift;
+                        if moved >= limit {
+                            overflow.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        states.set(slot, moved as u16);
                     }
-                    cell.set(moved as u16);
                 }
-            }
-        });
+            },
+        );
     }
     codes.base = base;
     if overflow.load(Ordering::Relaxed) {
@@ -464,7 +627,7 @@ fn rebase<C: Cell, E>(codes: &mut Codes<C>, base: u32, threads: usize) -> Result
 /// Checks the positions waiting for `level` to be lost (in the tiles
 /// `waiting`): a position whose sideways moves do not all lead to wins
 /// decided before `level` is undecided again. Returns the slots scanned.
-fn check_waiting<C: Cell>(
+fn check_waiting<C: Cells>(
     shape: &Shape,
     codes: &Codes<C>,
     layers: &[&Layer],
@@ -483,17 +646,17 @@ fn check_waiting<C: Cell>(
         let successors = shape.successors(block, layers[layers.len() - 1 - i]);
         for wi in tile.whites.clone() {
             for bi in tile.blacks.clone() {
-                let cell = &codes.states[i][block.slot(bi, wi) as usize];
-                if cell.get() != lost {
+                let slot = block.slot(bi, wi) as usize;
+                if codes.states[i].get(slot) != lost {
                     continue;
                 }
                 let black = shape.black_set(block, bi);
                 let white = shape.white_set(block, wi);
                 let held = successors.all(bi, black, white, wi, |child| {
-                    codes.won_before(children[child as usize].get(), level)
+                    codes.won_before(children.get(child as usize), level)
                 });
                 if !held {
-                    cell.set(UNKNOWN);
+                    codes.states[i].set(slot, UNKNOWN);
                 }
             }
         }
@@ -506,7 +669,7 @@ fn check_waiting<C: Cell>(
 /// `level`; a won child makes an undecided parent a loss waiting for
 /// `level`, which [`check_waiting`] then checks once, however many of its
 /// children are won there. Returns the slots scanned.
-fn retreat<C: Cell>(
+fn retreat<C: Cells>(
     shape: &Shape,
     codes: &Codes<C>,
     layers: &[&Layer],
@@ -538,13 +701,12 @@ fn retreat<C: Cell>(
         for tile in &frontier[rows[unit].clone()] {
             for wi in tile.whites.clone() {
                 for bi in tile.blacks.clone() {
-                    let code = children[block.slot(bi, wi) as usize].get();
+                    let code = children.get(block.slot(bi, wi) as usize);
                     if code != won_child && code != lost_child {
                         continue;
                     }
                     parents_of.visit(bi, wi, |parent, parent_black| {
-                        let cell = &parents[parent as usize];
-                        let state = cell.get();
+                        let state = parents.get(parent as usize);
                         let decided = if code == lost_child {
                             // Won now, unless won already or no position.
                             match codes.level(state) {
@@ -556,7 +718,8 @@ fn retreat<C: Cell>(
                             state == UNKNOWN
                         };
                         if decided {
-                            cell.set(if code == lost_child { won } else { lost });
+                            parents
+                                .set(parent as usize, if code == lost_child { won } else { lost });
                             marks.mark_sets(level as u16, p, parent_index, parent_black, bi);
                         }
                     });
@@ -575,7 +738,7 @@ fn tile_slots(tile: &Tile) -> u64 {
 /// them (the cells are turned into values in place where they fit). A
 /// slot that is no position repeats the value before it, so runs stay
 /// unbroken and the file compresses better.
-fn finish<C: Cell>(codes: Codes<C>) -> Vec<Solved> {
+fn finish<C: Cells>(codes: Codes<C>) -> Vec<Solved> {
     let Codes { states, base } = codes;
     let value_of = |code: u16| match code {
         UNKNOWN | ESCAPE => Dtz::Draw,
@@ -595,8 +758,8 @@ fn finish<C: Cell>(codes: Codes<C>) -> Vec<Solved> {
             // How many slots hold each code: the tallies come from the
             // counts, and each code's file code is looked up.
             let mut counts = vec![0u64; (FIRST as u32 + 2 * C::LEVELS) as usize];
-            for cell in &states {
-                counts[usize::from(cell.get())] += 1;
+            for slot in 0..states.len() {
+                counts[usize::from(states.get(slot))] += 1;
             }
             let mut tally = Tally::default();
             let mut file_codes = vec![encode(Dtz::Draw); counts.len()];
@@ -608,39 +771,12 @@ fn finish<C: Cell>(codes: Codes<C>) -> Vec<Solved> {
                 }
             }
             let mut previous = encode(Dtz::Draw);
-            let mut file_code = |code: u16| {
+            let values = states.into_values(tally.longest, |code| {
                 if code != NO_POSITION {
                     previous = file_codes[usize::from(code)];
                 }
                 previous
-            };
-            let values = if tally.longest <= MAX_NARROW_DTZ {
-                Values::Narrow(
-                    states
-                        .into_iter()
-                        .map(|cell| file_code(cell.into_code()) as u8)
-                        .collect(),
-                )
-            } else if tally.longest <= MAX_PACKED_DTZ {
-                let mut ninth = crate::memory::zeroed_vec::<u64>(states.len().div_ceil(64));
-                let low = states
-                    .into_iter()
-                    .enumerate()
-                    .map(|(slot, cell)| {
-                        let code = file_code(cell.into_code());
-                        ninth[slot / 64] |= u64::from(code >> 8 & 1) << (slot % 64);
-                        code as u8
-                    })
-                    .collect();
-                Values::Packed { low, ninth }
-            } else {
-                Values::Wide(
-                    states
-                        .into_iter()
-                        .map(|cell| file_code(cell.into_code()))
-                        .collect(),
-                )
-            };
+            });
             Solved { values, tally }
         })
         .collect()
@@ -654,14 +790,16 @@ mod tests {
 
     /// The one pass gives every position of `kind` the win/draw/loss and
     /// distance to the end that the value pass and then the distance pass
-    /// give, with one byte a slot and (where `both`) with two.
-    fn agrees_with_the_two_passes(kind: Kind, both: bool) {
+    /// give, with one byte a slot and (where `every_width`) with a ninth
+    /// bit and with two bytes.
+    fn agrees_with_the_two_passes(kind: Kind, every_width: bool) {
         let values = solve_in_memory(kind, 2).unwrap();
         let ends = dte_in_memory(kind, 2, &values).unwrap();
         drop(values);
         let shape = crate::solver::layered::shape_of(kind).unwrap();
-        for two_bytes in [false, true].into_iter().take(1 + usize::from(both)) {
-            let passed = pass_in_memory(kind, 2, two_bytes).unwrap();
+        let widths = [Width::Byte, Width::Ninth, Width::Wide];
+        for width in widths.into_iter().take(if every_width { 3 } else { 1 }) {
+            let passed = pass_in_memory(kind, 2, width).unwrap();
             assert_eq!(passed.len(), ends.len());
             for (layer, end) in &ends {
                 let new = &passed[layer];
@@ -672,10 +810,42 @@ mod tests {
                         assert_eq!(
                             new.get(slot),
                             end.get(slot),
-                            "{kind:?} layer {layer:?} slot {slot} (two bytes: {two_bytes})"
+                            "{kind:?} layer {layer:?} slot {slot} ({width:?})"
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// Every code a byte and a ninth bit hold reads back as set, beside
+    /// neighbours set at once, and turns into the same values in place as
+    /// into new ones, in every width of values.
+    #[test]
+    fn a_ninth_bit_holds_every_code_and_becomes_values_in_place() {
+        let slots = 1000;
+        let code_of = |slot: usize| ((slot * 37) % 512) as u16;
+        let cells = Ninth::zeroed(slots);
+        parallel(2, 10, |unit, _: &mut Vec<()>| {
+            for slot in (unit..slots).step_by(10) {
+                cells.set(slot, 511 - code_of(slot));
+                cells.set(slot, code_of(slot));
+            }
+        });
+        for slot in 0..slots {
+            assert_eq!(cells.get(slot), code_of(slot), "slot {slot}");
+        }
+        // File codes that fit each width of values.
+        for (longest, most) in [(MAX_NARROW_DTZ, 255), (MAX_PACKED_DTZ, 511), (400, 801)] {
+            let file = |code: u16| code * 7 % most;
+            let cells = Ninth::zeroed(slots);
+            for slot in 0..slots {
+                cells.set(slot, code_of(slot));
+            }
+            let values = cells.into_values(longest, file);
+            let expected = new_values(slots, longest, |slot| file(code_of(slot)));
+            for slot in 0..slots as u64 {
+                assert_eq!(values.code(slot), expected.code(slot), "longest {longest}");
             }
         }
     }
