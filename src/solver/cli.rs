@@ -155,8 +155,6 @@ impl SolveArgs {
 }
 
 fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
-    // The solver frees layers of every size: let the system have them back.
-    crate::memory::return_large_blocks();
     if args.mpi {
         return run_mpi(args);
     }
