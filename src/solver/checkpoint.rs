@@ -14,7 +14,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 use super::format::{Kind, LayerError, write_durably_with};
-use super::layers::Shape;
+use crate::solver::index::layers::Shape;
 
 /// What the walk counted: reachable positions in which both sides still
 /// have a car, by their value for the side to move.

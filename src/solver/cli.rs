@@ -12,12 +12,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::default_threads;
 use super::format::{Kind, Metric, read_header};
 use super::layered::{self, PairDone, Plan, Ranks};
-use super::layers::layer_name;
 use super::playout::PlayoutPlan;
 use super::reach;
 use super::store::Tables;
-use super::value::{Dtz, Tally};
 use crate::board::{Color, Position, Rules};
+use crate::solver::index::layers::layer_name;
+use crate::solver::index::value::{Dtz, Tally};
 use crate::{memory, notation};
 
 /// The modes of `dodgem solve` that read a directory of tables, whose

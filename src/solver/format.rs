@@ -81,11 +81,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::codec::{self, BadBlock, Code};
-use super::layers::{Layer, Shape};
 use super::parallel;
 use super::tiles::{self, Model, Tiling};
-use super::value::{Dtz, Tally, Values, Wdl, WdlBits, decode};
 use crate::board::Rules;
+use crate::solver::index::layers::{Layer, Shape};
+use crate::solver::index::value::{Dtz, Tally, Values, Wdl, WdlBits, decode};
 
 const MAGIC: &[u8; 8] = b"DODGEMLT";
 /// The directory format written (its manifest and file names): its
@@ -297,7 +297,7 @@ impl Kind {
 /// What the distances of a layer file count: plies to the next progress
 /// move of best play (every layer has it), or plies to the end of the game
 /// under best play, the winner hurrying, the loser delaying (derived from
-/// the first, see [`super::dte`]). Both are read as [`Dtz`] values.
+/// the first, see [`crate::solver::passes::dte`]). Both are read as [`Dtz`] values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Metric {
     Dtz,
@@ -318,7 +318,7 @@ impl Content {
     pub fn path(self, dir: &Path, black: u32, white: u32) -> PathBuf {
         dir.join(format!(
             "layer-{}.{}",
-            super::layers::layer_name(black, white),
+            crate::solver::index::layers::layer_name(black, white),
             self.extension()
         ))
     }
@@ -2461,7 +2461,7 @@ pub fn wdl_value(wdl: Wdl) -> u16 {
     }
 }
 
-/// The code ([`super::value::encode`]) of a slot whose `.wdl` value is
+/// The code ([`crate::solver::index::value::encode`]) of a slot whose `.wdl` value is
 /// `sign` and whose distance file holds `distance` (a draw's distance is
 /// free and ignored).
 pub fn code_of(sign: u16, distance: u16) -> u16 {
@@ -2536,7 +2536,7 @@ pub fn write_metric(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::value::encode;
+    use crate::solver::index::value::encode;
 
     fn four() -> (Kind, Shape) {
         let kind = Kind {

@@ -14,14 +14,14 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::dte::{self, DteSide};
 use super::format::{self, Content, Kind, LayerError, Metric, read_header, read_wdl};
-use super::layers::{Block, Child, Layer, Shape};
-use super::pass::{self, PassSide};
-use super::retro::{Side, Solved, solve_pair};
-use super::value::{Dtz, Tally, Values, WdlBits, decode};
 use super::{SolveError, parallel, schedule};
 use crate::board::Rules;
+use crate::solver::index::layers::{Block, Child, Layer, Shape};
+use crate::solver::index::value::{Dtz, Tally, Values, WdlBits, decode};
+use crate::solver::passes::dte::{self, DteSide};
+use crate::solver::passes::pass::{self, PassSide};
+use crate::solver::passes::retro::{Side, Solved, solve_pair};
 
 /// Why a layered solve, check or comparison failed.
 #[derive(Debug)]
@@ -2323,7 +2323,7 @@ impl Checker<'_> {
                     let mut stored = None;
                     if let (Some(values), Some(progress)) = (&self.progress, progress) {
                         let code = values.values.code(slot);
-                        let expected = super::value::encode(progress);
+                        let expected = crate::solver::index::value::encode(progress);
                         found.progress.positions += 1;
                         if code != expected {
                             found.progress.mismatch(|| describe("", code, expected));
@@ -2334,7 +2334,7 @@ impl Checker<'_> {
                         (&self.end, end, found.end.as_mut())
                     {
                         let stored_end = to_end.values.code(slot);
-                        let expected = super::value::encode(end);
+                        let expected = crate::solver::index::value::encode(end);
                         found.positions += 1;
                         if stored_end != expected
                             || stored.is_some_and(|s| decode(stored_end).wdl() != decode(s).wdl())

@@ -3,12 +3,12 @@
 //! side (endgame tables for the larger boards).
 //!
 //! The positions fall into layers by each side's progress (see
-//! [`layers`]): every move raises one side's progress by one or leaves
+//! [`layers`](index::layers)): every move raises one side's progress by one or leaves
 //! both alone, so the game only ever moves to the same layer or a later
 //! one. The solver works from the last layers back to the start
 //! ([`layered`]), several pairs at a time where they are ready and small
 //! ([`schedule`]); inside a pair of layers it runs the retrograde analysis
-//! over their sideways moves ([`retro`]), given the win/draw/loss of the
+//! over their sideways moves ([`retro`](passes::retro)), given the win/draw/loss of the
 //! layers the forward moves reach. Each finished layer goes to its own
 //! compressed, checksummed files ([`format`](mod@format): blocks of runs, [`codec`],
 //! or for win/draw/loss tiles coded by their neighbours, [`tiles`]), read
@@ -17,11 +17,11 @@
 //!
 //! What is stored for every position is win, draw or loss for the side to
 //! move and the plies to the end of the game of best play ([`Metric::Dte`]),
-//! both from one retrograde pass a pair ([`pass`]: levels of the distance to
+//! both from one retrograde pass a pair ([`pass`](passes::pass): levels of the distance to
 //! the end at one byte a slot, the layers ahead entering at their own
-//! levels). The older value pass ([`retro`], `solve --no-distances`) gives
+//! levels). The older value pass ([`retro`](passes::retro), `solve --no-distances`) gives
 //! the plies to the next progress move ([`Dtz`]) instead, and the distance
-//! pass ([`dte`], [`add_dte`]) derives the distances to the end from those;
+//! pass ([`dte`](passes::dte), [`add_dte`]) derives the distances to the end from those;
 //! the built-in 3 x 3 and 4 x 4 tables keep both ([`solve_in_memory`],
 //! [`dte_in_memory`]).
 
@@ -31,25 +31,20 @@ pub mod cli;
 #[cfg(feature = "mpi")]
 pub mod cluster;
 mod codec;
-mod dte;
 mod format;
+mod index;
 mod layered;
-mod layers;
 mod legacy;
-mod marks;
-mod pass;
+mod passes;
 mod playout;
 pub mod reach;
-mod retro;
 mod schedule;
 mod store;
 mod tiles;
-mod value;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use cache::{DEFAULT_WDL_MB, Reading, WdlReader, set_wdl_budget, wdl_budget};
-pub use dte::MAX_DTE;
 pub use format::{
     BLOCK_SLOTS, BlockCode, CONVERT_HINT, Content, Header, Index, Kind, LAYER_VERSION, LayerError,
     LayerFile, MANIFEST, Metric, VERSION, layer_path, read_header, read_kind, read_layer,
@@ -59,16 +54,17 @@ pub use format::{
     DirLock, LOCK_FILE, Manifest, UNBOUND_VERSION, is_set, lock_dir, positions_of, prepare_dir,
     read_directory, read_wdl, wdl_value, write_file,
 };
+pub use index::layers::{Block, Child, Layer, Shape};
+pub use index::value::{Dtz, Tally, Values, Wdl, WdlBits, decode, encode};
 pub use layered::{
     Census, DteOutcome, LayeredError, Outcome, PairDone, Plan, Ranks, Verified, add_dte,
     add_dte_knowing, census, dte_in_memory, shape_of, solve as solve_layers, solve_in_memory,
     solve_on, verify,
 };
-pub use layers::{Block, Child, Layer, Shape};
 pub use legacy::{Conversion, Converted, convert, read_values as read_old_values};
+pub use passes::dte::MAX_DTE;
 pub use playout::{PlayoutPlan, Playouts, playout};
 pub use store::Tables;
-pub use value::{Dtz, Tally, Values, Wdl, WdlBits, decode, encode};
 
 /// Why a solve could not be done.
 #[derive(Debug, Clone, PartialEq, Eq)]

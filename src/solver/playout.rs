@@ -21,11 +21,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::format::read_header;
-use super::value::Dtz;
 use crate::board::{self, Color, Outcome, Position};
 use crate::game::Game;
 use crate::notation::{format_move, format_position};
 use crate::search::{Limits, Request, Settings, Signals, TableUse, Tables, search};
+use crate::solver::index::value::Dtz;
 use crate::tablebase::Layered;
 
 /// What a play-out run is asked for.

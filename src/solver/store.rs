@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use super::cache::{BlockCache, Reading, Tag, WdlReader, wdl_budget};
 use super::format::{Content, Kind, LayerError, LayerFile, Metric, code_of, wdl_value};
-use super::layers::Shape;
-use super::value::{Dtz, Values, Wdl, decode};
 use crate::board::Position;
+use crate::solver::index::layers::Shape;
+use crate::solver::index::value::{Dtz, Values, Wdl, decode};
 
 /// The open files of a directory, by layer number.
 struct Files {

@@ -38,12 +38,12 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU16, Ordering};
 
-use super::layers::{Layer, Shape};
 use super::marks::{Marks, Tile, rows_of};
 use super::retro::{Solved, units};
-use super::value::{Dtz, MAX_NARROW_DTZ, MAX_PACKED_DTZ, Tally, Values, encode};
-use super::{SolveError, parallel};
 use crate::board::Rules;
+use crate::solver::index::layers::{Layer, Shape};
+use crate::solver::index::value::{Dtz, MAX_NARROW_DTZ, MAX_PACKED_DTZ, Tally, Values, encode};
+use crate::solver::{SolveError, parallel};
 
 /// Undecided, and nothing ahead keeps the position from being lost.
 const UNKNOWN: u16 = 0;
@@ -344,7 +344,7 @@ enum Seed {
 /// the end of the layer its forward moves reach.
 fn seed(
     rules: Rules,
-    mover: &super::layers::Mover,
+    mover: &crate::solver::index::layers::Mover,
     ahead: Option<&Values>,
     bi: u64,
     black: u64,
@@ -420,7 +420,7 @@ fn shortest(values: &Values) -> Option<u32> {
         _ => (0..values.len() as u64).for_each(|slot| see(values.code(slot))),
     }
     // Codes grow with the distance.
-    best.map(|code| match super::value::decode(code) {
+    best.map(|code| match crate::solver::index::value::decode(code) {
         Dtz::Win(d) | Dtz::Loss(d) => d,
         Dtz::Draw => 0,
     })
