@@ -10,12 +10,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::default_threads;
-use super::format::{Kind, Metric, read_header};
 use super::layered::{self, PairDone, Plan, Ranks};
 use super::playout::PlayoutPlan;
 use super::reach;
-use super::store::Tables;
 use crate::board::{Color, Position, Rules};
+use crate::solver::files::format::{Kind, Metric, read_header};
+use crate::solver::files::store::Tables;
 use crate::solver::index::layers::layer_name;
 use crate::solver::index::value::{Dtz, Tally};
 use crate::{memory, notation};
@@ -725,7 +725,12 @@ fn reach(
             // pass's `.dte` file.
             let header = match read_header(dir, kind, &layer)? {
                 Some(header) => Some(header),
-                None => super::format::read_values_header(dir, kind, Metric::Dte, &layer)?,
+                None => crate::solver::files::format::read_values_header(
+                    dir,
+                    kind,
+                    Metric::Dte,
+                    &layer,
+                )?,
             };
             match header {
                 Some(header) => index.merge(header.tally),

@@ -14,9 +14,11 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::format::{self, Content, Kind, LayerError, Metric, read_header, read_wdl};
 use super::{SolveError, parallel, schedule};
 use crate::board::Rules;
+use crate::solver::files::format::{
+    self, Content, Kind, LayerError, Metric, read_header, read_wdl,
+};
 use crate::solver::index::layers::{Block, Child, Layer, Shape};
 use crate::solver::index::value::{Dtz, Tally, Values, WdlBits, decode};
 use crate::solver::passes::dte::{self, DteSide};

@@ -10,9 +10,9 @@
 //! ([`schedule`]); inside a pair of layers it runs the retrograde analysis
 //! over their sideways moves ([`retro`](passes::retro)), given the win/draw/loss of the
 //! layers the forward moves reach. Each finished layer goes to its own
-//! compressed, checksummed files ([`format`](mod@format): blocks of runs, [`codec`],
-//! or for win/draw/loss tiles coded by their neighbours, [`tiles`]), read
-//! through [`store`], or, for the built-in 3 x 3 and 4 x 4 tables, stays
+//! compressed, checksummed files ([`format`](mod@files::format): blocks of runs, [`codec`](files::codec),
+//! or for win/draw/loss tiles coded by their neighbours, [`tiles`](files::tiles)), read
+//! through [`store`](files::store), or, for the built-in 3 x 3 and 4 x 4 tables, stays
 //! in memory ([`solve_in_memory`]).
 //!
 //! What is stored for every position is win, draw or loss for the side to
@@ -25,35 +25,32 @@
 //! the built-in 3 x 3 and 4 x 4 tables keep both ([`solve_in_memory`],
 //! [`dte_in_memory`]).
 
-mod cache;
 mod checkpoint;
 pub mod cli;
 #[cfg(feature = "mpi")]
 pub mod cluster;
-mod codec;
-mod format;
+mod files;
 mod index;
 mod layered;
-mod legacy;
 mod passes;
 mod playout;
 pub mod reach;
 mod schedule;
-mod store;
-mod tiles;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub use cache::{DEFAULT_WDL_MB, Reading, WdlReader, set_wdl_budget, wdl_budget};
-pub use format::{
+pub use files::cache::{DEFAULT_WDL_MB, Reading, WdlReader, set_wdl_budget, wdl_budget};
+pub use files::format::{
     BLOCK_SLOTS, BlockCode, CONVERT_HINT, Content, Header, Index, Kind, LAYER_VERSION, LayerError,
     LayerFile, MANIFEST, Metric, VERSION, layer_path, read_header, read_kind, read_layer,
     read_manifest, read_values, read_values_header, write_layer, write_metric,
 };
-pub use format::{
+pub use files::format::{
     DirLock, LOCK_FILE, Manifest, UNBOUND_VERSION, is_set, lock_dir, positions_of, prepare_dir,
     read_directory, read_wdl, wdl_value, write_file,
 };
+pub use files::legacy::{Conversion, Converted, convert, read_values as read_old_values};
+pub use files::store::Tables;
 pub use index::layers::{Block, Child, Layer, Shape};
 pub use index::value::{Dtz, Tally, Values, Wdl, WdlBits, decode, encode};
 pub use layered::{
@@ -61,10 +58,8 @@ pub use layered::{
     add_dte_knowing, census, dte_in_memory, shape_of, solve as solve_layers, solve_in_memory,
     solve_on, verify,
 };
-pub use legacy::{Conversion, Converted, convert, read_values as read_old_values};
 pub use passes::dte::MAX_DTE;
 pub use playout::{PlayoutPlan, Playouts, playout};
-pub use store::Tables;
 
 /// Why a solve could not be done.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,11 +20,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::format::read_header;
 use crate::board::{self, Color, Outcome, Position};
 use crate::game::Game;
 use crate::notation::{format_move, format_position};
 use crate::search::{Limits, Request, Settings, Signals, TableUse, Tables, search};
+use crate::solver::files::format::read_header;
 use crate::solver::index::value::Dtz;
 use crate::tablebase::Layered;
 

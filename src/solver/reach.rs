@@ -34,9 +34,9 @@ use std::time::{Duration, Instant};
 
 use super::checkpoint;
 pub use super::checkpoint::{Census, ReachCounts};
-use super::format::{Kind, LayerError};
-use super::store::Tables;
 use crate::board::{self, Color, Position};
+use crate::solver::files::format::{Kind, LayerError};
+use crate::solver::files::store::Tables;
 use crate::solver::index::layers::{Block, Child, Layer, Shape};
 use crate::solver::index::value::{Dtz, Values};
 

@@ -649,7 +649,7 @@ fn finish<C: Cell>(codes: Codes<C>) -> Vec<Solved> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::format::Kind;
+    use crate::solver::files::format::Kind;
     use crate::solver::layered::{dte_in_memory, pass_in_memory, solve_in_memory};
 
     /// The one pass gives every position of `kind` the win/draw/loss and
@@ -665,10 +665,12 @@ mod tests {
             assert_eq!(passed.len(), ends.len());
             for (layer, end) in &ends {
                 let new = &passed[layer];
-                let positions =
-                    crate::solver::format::positions_of(&shape, &shape.layer(layer.0, layer.1));
+                let positions = crate::solver::files::format::positions_of(
+                    &shape,
+                    &shape.layer(layer.0, layer.1),
+                );
                 for slot in 0..end.len() as u64 {
-                    if crate::solver::format::is_set(&positions, slot) {
+                    if crate::solver::files::format::is_set(&positions, slot) {
                         assert_eq!(
                             new.get(slot),
                             end.get(slot),

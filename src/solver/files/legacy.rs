@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::format::{self, Content, Kind, LayerError, LayerFile, Metric};
-use super::parallel;
 use crate::solver::index::layers::{Layer, Shape};
 use crate::solver::index::value::{Dtz, Tally, Values, decode};
+use crate::solver::parallel;
 
 const HEADER_LEN: usize = 80;
 /// The largest old file read: the largest 6 x 6 file was under 1 GB.
@@ -201,7 +201,7 @@ pub fn convert(
             format!("holds tables of format {version}, which this program does not convert"),
         ));
     }
-    let shape = super::layered::shape_of(kind)
+    let shape = crate::solver::layered::shape_of(kind)
         .map_err(|e| LayerError::Manifest(old.join(format::MANIFEST), e.to_string()))?;
     if same_directory(old, new) {
         return Err(LayerError::Manifest(

@@ -81,11 +81,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::codec::{self, BadBlock, Code};
-use super::parallel;
 use super::tiles::{self, Model, Tiling};
 use crate::board::Rules;
 use crate::solver::index::layers::{Layer, Shape};
 use crate::solver::index::value::{Dtz, Tally, Values, Wdl, WdlBits, decode};
+use crate::solver::parallel;
 
 const MAGIC: &[u8; 8] = b"DODGEMLT";
 /// The directory format written (its manifest and file names): its

@@ -63,7 +63,7 @@ impl Tables {
         let manifest = super::format::read_directory(dir)?;
         let kind = manifest.kind;
         // The size of the index is checked before it is built.
-        let shape = super::layered::shape_of(kind).ok().ok_or_else(|| {
+        let shape = crate::solver::layered::shape_of(kind).ok().ok_or_else(|| {
             LayerError::Manifest(
                 dir.join(super::format::MANIFEST),
                 format!(
@@ -151,8 +151,8 @@ impl Tables {
     }
 
     /// Tables of `kind` from the values of every layer, by `(black,
-    /// white)` progress (see [`super::solve_in_memory`]), and the
-    /// distances to the end if known (see [`super::dte_in_memory`]).
+    /// white)` progress (see [`crate::solver::solve_in_memory`]), and the
+    /// distances to the end if known (see [`crate::solver::dte_in_memory`]).
     ///
     /// # Panics
     /// If `kind` has no tables or a layer is missing.
@@ -161,7 +161,7 @@ impl Tables {
         layers: std::collections::HashMap<(u32, u32), Values>,
         dte: Option<std::collections::HashMap<(u32, u32), Values>>,
     ) -> Tables {
-        let shape = super::layered::shape_of(kind).expect("solved tables have a shape");
+        let shape = crate::solver::layered::shape_of(kind).expect("solved tables have a shape");
         let has_dte = dte.is_some();
         let mut values = Vec::new();
         for mut metric in std::iter::once(layers).chain(dte) {
