@@ -14,7 +14,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{SolveError, parallel, schedule};
+use super::run::schedule;
+use super::{SolveError, parallel};
 use crate::board::Rules;
 use crate::solver::files::format::{
     self, Content, Kind, LayerError, Metric, read_header, read_wdl,
@@ -424,7 +425,7 @@ impl SetCounts {
 pub enum Ranks<'a> {
     Here,
     #[cfg(feature = "mpi")]
-    Mpi(&'a super::cluster::Cluster),
+    Mpi(&'a crate::solver::run::cluster::Cluster),
     #[doc(hidden)]
     #[cfg(not(feature = "mpi"))]
     _Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
@@ -640,7 +641,7 @@ impl Maker {
 /// go to and come from the shared directory only: the next pair that
 /// reads one may be on another rank.
 #[cfg(feature = "mpi")]
-pub fn serve(cluster: &super::cluster::Cluster, threads: usize) {
+pub fn serve(cluster: &crate::solver::run::cluster::Cluster, threads: usize) {
     // The pass being served, its pairs, and how it makes one.
     struct Serving {
         pass: PassTask,
@@ -922,7 +923,7 @@ fn finished_pair(
 }
 
 /// Hands the `jobs` of `pairs` not `done` to the workers of `cluster`
-/// ([`super::cluster::Cluster::manage`]), each as `maker`'s task, and
+/// ([`crate::solver::run::cluster::Cluster::manage`]), each as `maker`'s task, and
 /// gives `finished` each worker's report read back (with the rank that
 /// made it), or why it could not be.
 ///
@@ -930,7 +931,7 @@ fn finished_pair(
 /// Every worker lost with pairs left.
 #[cfg(feature = "mpi")]
 fn manage_pairs(
-    cluster: &super::cluster::Cluster,
+    cluster: &crate::solver::run::cluster::Cluster,
     jobs: &[schedule::Job],
     done: Vec<bool>,
     pairs: &[Vec<Layer>],

@@ -7,7 +7,7 @@
 //! both alone, so the game only ever moves to the same layer or a later
 //! one. The solver works from the last layers back to the start
 //! ([`layered`]), several pairs at a time where they are ready and small
-//! ([`schedule`]); inside a pair of layers it runs the retrograde analysis
+//! ([`schedule`](run::schedule)); inside a pair of layers it runs the retrograde analysis
 //! over their sideways moves ([`retro`](passes::retro)), given the win/draw/loss of the
 //! layers the forward moves reach. Each finished layer goes to its own
 //! compressed, checksummed files ([`format`](mod@files::format): blocks of runs, [`codec`](files::codec),
@@ -25,20 +25,17 @@
 //! the built-in 3 x 3 and 4 x 4 tables keep both ([`solve_in_memory`],
 //! [`dte_in_memory`]).
 
-mod checkpoint;
-pub mod cli;
-#[cfg(feature = "mpi")]
-pub mod cluster;
+mod checks;
 mod files;
 mod index;
 mod layered;
 mod passes;
-mod playout;
-pub mod reach;
-mod schedule;
+mod run;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub use checks::playout::{PlayoutPlan, Playouts, playout};
+pub use checks::reach;
 pub use files::cache::{DEFAULT_WDL_MB, Reading, WdlReader, set_wdl_budget, wdl_budget};
 pub use files::format::{
     BLOCK_SLOTS, BlockCode, CONVERT_HINT, Content, Header, Index, Kind, LAYER_VERSION, LayerError,
@@ -59,7 +56,9 @@ pub use layered::{
     solve_on, verify,
 };
 pub use passes::dte::MAX_DTE;
-pub use playout::{PlayoutPlan, Playouts, playout};
+pub use run::cli;
+#[cfg(feature = "mpi")]
+pub use run::cluster;
 
 /// Why a solve could not be done.
 #[derive(Debug, Clone, PartialEq, Eq)]

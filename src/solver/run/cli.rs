@@ -9,15 +9,15 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::default_threads;
-use super::layered::{self, PairDone, Plan, Ranks};
-use super::playout::PlayoutPlan;
-use super::reach;
 use crate::board::{Color, Position, Rules};
+use crate::solver::checks::playout::PlayoutPlan;
+use crate::solver::checks::reach;
+use crate::solver::default_threads;
 use crate::solver::files::format::{Kind, Metric, read_header};
 use crate::solver::files::store::Tables;
 use crate::solver::index::layers::layer_name;
 use crate::solver::index::value::{Dtz, Tally};
+use crate::solver::layered::{self, PairDone, Plan, Ranks};
 use crate::{memory, notation};
 
 /// The modes of `dodgem solve` that read a directory of tables, whose
@@ -306,7 +306,7 @@ fn convert(
     quiet: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let on_file = |done: &super::Converted| {
+    let on_file = |done: &crate::solver::Converted| {
         if quiet || done.skipped {
             return;
         }
@@ -321,7 +321,7 @@ fn convert(
             resident_memory().unwrap_or_default(),
         );
     };
-    let done = super::convert(old, new, threads, &on_file)?;
+    let done = crate::solver::convert(old, new, threads, &on_file)?;
     let kinds = match (done.with_dtz, done.with_dte) {
         (true, true) => ".wdl, .dtz and .dte",
         (true, false) => ".wdl and .dtz (the old directory has no .dte files)",
@@ -677,7 +677,9 @@ fn playout(dir: &Path, args: &SolveArgs) -> Result<(), Box<dyn std::error::Error
         depth: args.depth.max(1),
         draw_plies: DRAW_PLIES,
     };
-    let found = super::playout::playout(dir, &plan, &|done, _| bar.set_position(done as u64))?;
+    let found = crate::solver::checks::playout::playout(dir, &plan, &|done, _| {
+        bar.set_position(done as u64)
+    })?;
     bar.finish_and_clear();
     for failure in &found.failures {
         println!("not as predicted: {failure}");

@@ -175,7 +175,7 @@ const GIVE_UP: usize = 50_000;
 /// The longest distance to progress any layer of the tables stores.
 fn longest_distance(dir: &Path, table: &Layered) -> Result<u32, String> {
     let kind = table.kind();
-    let shape = super::shape_of(kind).map_err(|e| e.to_string())?;
+    let shape = crate::solver::shape_of(kind).map_err(|e| e.to_string())?;
     let mut longest = 0;
     for (a, b) in shape.pairs() {
         for (black, white) in [(a, b), (b, a)] {

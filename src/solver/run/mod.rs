@@ -1,0 +1,8 @@
+//! The runners: `dodgem solve` ([`cli`]), which pair of layers is made
+//! when and on how many threads ([`schedule`]), and the pairs handed to
+//! the ranks of an MPI job (`cluster`, with the `mpi` feature).
+
+pub mod cli;
+#[cfg(feature = "mpi")]
+pub mod cluster;
+pub(super) mod schedule;
