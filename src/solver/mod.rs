@@ -6,7 +6,7 @@
 //! [`layers`](index::layers)): every move raises one side's progress by one or leaves
 //! both alone, so the game only ever moves to the same layer or a later
 //! one. The solver works from the last layers back to the start
-//! ([`layered`]), several pairs at a time where they are ready and small
+//! ([`run::solve`]), several pairs at a time where they are ready and small
 //! ([`schedule`](run::schedule)); inside a pair of layers it runs the retrograde analysis
 //! over their sideways moves ([`retro`](passes::retro)), given the win/draw/loss of the
 //! layers the forward moves reach. Each finished layer goes to its own
@@ -28,14 +28,15 @@
 mod checks;
 mod files;
 mod index;
-mod layered;
 mod passes;
 mod run;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub use checks::pair_check::Verified;
 pub use checks::playout::{PlayoutPlan, Playouts, playout};
 pub use checks::reach;
+pub use checks::verify::verify;
 pub use files::cache::{DEFAULT_WDL_MB, Reading, WdlReader, set_wdl_budget, wdl_budget};
 pub use files::format::{
     BLOCK_SLOTS, BlockCode, CONVERT_HINT, Content, Header, Index, Kind, LAYER_VERSION, LayerError,
@@ -50,15 +51,14 @@ pub use files::legacy::{Conversion, Converted, convert, read_values as read_old_
 pub use files::store::Tables;
 pub use index::layers::{Block, Child, Layer, Shape};
 pub use index::value::{Dtz, Tally, Values, Wdl, WdlBits, decode, encode};
-pub use layered::{
-    Census, DteOutcome, LayeredError, Outcome, PairDone, Plan, Ranks, Verified, add_dte,
-    add_dte_knowing, census, dte_in_memory, shape_of, solve as solve_layers, solve_in_memory,
-    solve_on, verify,
-};
 pub use passes::dte::MAX_DTE;
+pub use run::add_dte::{DteOutcome, add_dte, add_dte_knowing};
 pub use run::cli;
 #[cfg(feature = "mpi")]
 pub use run::cluster;
+pub use run::in_memory::{dte_in_memory, solve_in_memory};
+pub use run::plan::{Census, LayeredError, Outcome, PairDone, Plan, census, shape_of};
+pub use run::solve::{Ranks, solve as solve_layers, solve_on};
 
 /// Why a solve could not be done.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,5 +5,8 @@
 //! after a stop ([`checkpoint`]).
 
 mod checkpoint;
+pub(super) mod journal;
+pub(super) mod pair_check;
 pub(super) mod playout;
 pub mod reach;
+pub(super) mod verify;

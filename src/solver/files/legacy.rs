@@ -201,7 +201,7 @@ pub fn convert(
             format!("holds tables of format {version}, which this program does not convert"),
         ));
     }
-    let shape = crate::solver::layered::shape_of(kind)
+    let shape = crate::solver::run::plan::shape_of(kind)
         .map_err(|e| LayerError::Manifest(old.join(format::MANIFEST), e.to_string()))?;
     if same_directory(old, new) {
         return Err(LayerError::Manifest(

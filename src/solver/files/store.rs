@@ -63,15 +63,17 @@ impl Tables {
         let manifest = super::format::read_directory(dir)?;
         let kind = manifest.kind;
         // The size of the index is checked before it is built.
-        let shape = crate::solver::layered::shape_of(kind).ok().ok_or_else(|| {
-            LayerError::Manifest(
-                dir.join(super::format::MANIFEST),
-                format!(
-                    "no tables for size {} with at most {} cars",
-                    kind.size, kind.max_cars
-                ),
-            )
-        })?;
+        let shape = crate::solver::run::plan::shape_of(kind)
+            .ok()
+            .ok_or_else(|| {
+                LayerError::Manifest(
+                    dir.join(super::format::MANIFEST),
+                    format!(
+                        "no tables for size {} with at most {} cars",
+                        kind.size, kind.max_cars
+                    ),
+                )
+            })?;
         raise_open_file_limit(3 * layer_count(&shape) + 64);
         let mut wdl = Vec::new();
         let mut dtz = Vec::new();
@@ -161,7 +163,7 @@ impl Tables {
         layers: std::collections::HashMap<(u32, u32), Values>,
         dte: Option<std::collections::HashMap<(u32, u32), Values>>,
     ) -> Tables {
-        let shape = crate::solver::layered::shape_of(kind).expect("solved tables have a shape");
+        let shape = crate::solver::run::plan::shape_of(kind).expect("solved tables have a shape");
         let has_dte = dte.is_some();
         let mut values = Vec::new();
         for mut metric in std::iter::once(layers).chain(dte) {

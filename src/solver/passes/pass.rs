@@ -650,7 +650,7 @@ fn finish<C: Cell>(codes: Codes<C>) -> Vec<Solved> {
 mod tests {
     use super::*;
     use crate::solver::files::format::Kind;
-    use crate::solver::layered::{dte_in_memory, pass_in_memory, solve_in_memory};
+    use crate::solver::run::in_memory::{dte_in_memory, pass_in_memory, solve_in_memory};
 
     /// The one pass gives every position of `kind` the win/draw/loss and
     /// distance to the end that the value pass and then the distance pass
@@ -659,7 +659,7 @@ mod tests {
         let values = solve_in_memory(kind, 2).unwrap();
         let ends = dte_in_memory(kind, 2, &values).unwrap();
         drop(values);
-        let shape = crate::solver::layered::shape_of(kind).unwrap();
+        let shape = crate::solver::run::plan::shape_of(kind).unwrap();
         for two_bytes in [false, true].into_iter().take(1 + usize::from(both)) {
             let passed = pass_in_memory(kind, 2, two_bytes).unwrap();
             assert_eq!(passed.len(), ends.len());
