@@ -13,6 +13,8 @@ use super::journal::{
 use super::pair_check::{Verified, Walked, has, has_dte};
 use crate::solver::run::plan::{LayeredError, pair_layers, shape_of};
 #[cfg(feature = "mpi")]
+use crate::solver::run::schedule;
+#[cfg(feature = "mpi")]
 use crate::solver::run::solve::manage_pairs;
 use crate::solver::run::solve::{Maker, Ranks};
 
