@@ -24,6 +24,19 @@
 //! pass ([`dte`](passes::dte), [`add_dte`]) derives the distances to the end from those;
 //! the built-in 3 x 3 and 4 x 4 tables keep both ([`solve_in_memory`],
 //! [`dte_in_memory`]).
+//!
+//! The parts, a folder each:
+//!
+//! - [`index`]: the layout of the positions (layers, their blocks and
+//!   moves) and the values a table stores;
+//! - [`passes`]: the retrograde passes over one pair of layers;
+//! - [`files`]: the table files (format, block and tile codes, the
+//!   [`Tables`] reader, the search's cache, the old format);
+//! - [`checks`]: the checks of a finished directory (verify, play-out,
+//!   reach);
+//! - [`run`]: `dodgem solve` and the solve itself (its plan, the driver,
+//!   one pair made, the solves in memory, the distances added, the
+//!   schedule, the MPI cluster).
 
 mod checks;
 mod files;
