@@ -33,11 +33,11 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU16, Ordering};
 
-use super::layers::{Layer, Shape};
 use super::marks::{Marks, rows_of};
 use super::retro::{Solved, units};
-use super::value::{Dtz, Tally, Values, Wdl, WdlBits};
-use super::{SolveError, parallel};
+use crate::solver::index::layers::{Layer, Shape};
+use crate::solver::index::value::{Dtz, Tally, Values, Wdl, WdlBits};
+use crate::solver::{SolveError, parallel};
 
 /// A slot's state while a pair is solved, two bytes: the distance (a
 /// bound until [`DONE`]) in the low bits, a lost position's count of
@@ -305,7 +305,7 @@ fn tell(slot: &AtomicU16, child_won: bool, distance: u16) -> Result<Option<u16>,
 fn finish(states: Vec<AtomicU16>, layer: &Layer) -> Result<Solved, SolveError> {
     let mut tally = Tally::default();
     let mut codes = Vec::with_capacity(states.len());
-    let mut previous = super::value::encode(Dtz::Draw);
+    let mut previous = crate::solver::index::value::encode(Dtz::Draw);
     for (slot, state) in states.into_iter().enumerate() {
         let state = state.into_inner();
         let value = if state & NO_POSITION == NO_POSITION {
@@ -325,7 +325,7 @@ fn finish(states: Vec<AtomicU16>, layer: &Layer) -> Result<Solved, SolveError> {
             Dtz::Loss(u32::from(state & DISTANCE))
         };
         tally.add(value);
-        previous = super::value::encode(value);
+        previous = crate::solver::index::value::encode(value);
         codes.push(previous);
     }
     Ok(Solved {

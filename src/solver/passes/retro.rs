@@ -28,10 +28,10 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
 
-use super::layers::{Layer, Mover, Parents, Shape};
-use super::value::{Dtz, Tally, Values, Wdl, WdlBits, encode};
-use super::{SolveError, parallel};
 use crate::board::Rules;
+use crate::solver::index::layers::{Layer, Mover, Parents, Shape};
+use crate::solver::index::value::{Dtz, Tally, Values, Wdl, WdlBits, encode};
+use crate::solver::{SolveError, parallel};
 
 /// An undecided slot holds its count of sideways moves not yet known to
 /// lose (low four bits) and whether some move reaches a draw (this bit).

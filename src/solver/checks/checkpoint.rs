@@ -13,8 +13,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
-use super::format::{Kind, LayerError, write_durably_with};
-use super::layers::Shape;
+use crate::solver::files::format::{Kind, LayerError, write_durably_with};
+use crate::solver::index::layers::Shape;
 
 /// What the walk counted: reachable positions in which both sides still
 /// have a car, by their value for the side to move.
@@ -81,7 +81,7 @@ pub struct Saved<M> {
 }
 
 /// The first line of a checkpoint of `kind`'s tables whose files have
-/// the fingerprint `tables` ([`super::store::Tables::fingerprint`]): a
+/// the fingerprint `tables` ([`crate::solver::files::store::Tables::fingerprint`]): a
 /// checkpoint of other tables (another solve, another set) is refused.
 fn heading(kind: Kind, tables: u64) -> String {
     format!(

@@ -20,12 +20,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::format::read_header;
-use super::value::Dtz;
 use crate::board::{self, Color, Outcome, Position};
 use crate::game::Game;
 use crate::notation::{format_move, format_position};
 use crate::search::{Limits, Request, Settings, Signals, TableUse, Tables, search};
+use crate::solver::files::format::read_header;
+use crate::solver::index::value::Dtz;
 use crate::tablebase::Layered;
 
 /// What a play-out run is asked for.
@@ -175,7 +175,7 @@ const GIVE_UP: usize = 50_000;
 /// The longest distance to progress any layer of the tables stores.
 fn longest_distance(dir: &Path, table: &Layered) -> Result<u32, String> {
     let kind = table.kind();
-    let shape = super::shape_of(kind).map_err(|e| e.to_string())?;
+    let shape = crate::solver::shape_of(kind).map_err(|e| e.to_string())?;
     let mut longest = 0;
     for (a, b) in shape.pairs() {
         for (black, white) in [(a, b), (b, a)] {

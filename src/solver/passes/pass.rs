@@ -38,12 +38,12 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
 
-use super::layers::{Layer, Shape};
 use super::marks::{Marks, Tile, rows_of};
 use super::retro::{Solved, units};
-use super::value::{Dtz, MAX_NARROW_DTZ, MAX_PACKED_DTZ, Tally, Values, encode};
-use super::{SolveError, parallel};
 use crate::board::Rules;
+use crate::solver::index::layers::{Layer, Shape};
+use crate::solver::index::value::{Dtz, MAX_NARROW_DTZ, MAX_PACKED_DTZ, Tally, Values, encode};
+use crate::solver::{SolveError, parallel};
 
 /// Undecided, and nothing ahead keeps the position from being lost.
 const UNKNOWN: u16 = 0;
@@ -503,7 +503,7 @@ enum Seed {
 /// the end of the layer its forward moves reach.
 fn seed(
     rules: Rules,
-    mover: &super::layers::Mover,
+    mover: &crate::solver::index::layers::Mover,
     ahead: Option<&Values>,
     bi: u64,
     black: u64,
@@ -579,7 +579,7 @@ fn shortest(values: &Values) -> Option<u32> {
         _ => (0..values.len() as u64).for_each(|slot| see(values.code(slot))),
     }
     // Codes grow with the distance.
-    best.map(|code| match super::value::decode(code) {
+    best.map(|code| match crate::solver::index::value::decode(code) {
         Dtz::Win(d) | Dtz::Loss(d) => d,
         Dtz::Draw => 0,
     })
@@ -785,8 +785,8 @@ fn finish<C: Cells>(codes: Codes<C>) -> Vec<Solved> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::format::Kind;
-    use crate::solver::layered::{dte_in_memory, pass_in_memory, solve_in_memory};
+    use crate::solver::files::format::Kind;
+    use crate::solver::run::in_memory::{dte_in_memory, pass_in_memory, solve_in_memory};
 
     /// The one pass gives every position of `kind` the win/draw/loss and
     /// distance to the end that the value pass and then the distance pass
@@ -796,17 +796,19 @@ mod tests {
         let values = solve_in_memory(kind, 2).unwrap();
         let ends = dte_in_memory(kind, 2, &values).unwrap();
         drop(values);
-        let shape = crate::solver::layered::shape_of(kind).unwrap();
+        let shape = crate::solver::run::plan::shape_of(kind).unwrap();
         let widths = [Width::Byte, Width::Ninth, Width::Wide];
         for width in widths.into_iter().take(if every_width { 3 } else { 1 }) {
             let passed = pass_in_memory(kind, 2, width).unwrap();
             assert_eq!(passed.len(), ends.len());
             for (layer, end) in &ends {
                 let new = &passed[layer];
-                let positions =
-                    crate::solver::format::positions_of(&shape, &shape.layer(layer.0, layer.1));
+                let positions = crate::solver::files::format::positions_of(
+                    &shape,
+                    &shape.layer(layer.0, layer.1),
+                );
                 for slot in 0..end.len() as u64 {
-                    if crate::solver::format::is_set(&positions, slot) {
+                    if crate::solver::files::format::is_set(&positions, slot) {
                         assert_eq!(
                             new.get(slot),
                             end.get(slot),

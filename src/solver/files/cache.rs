@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
-use super::value::{Wdl, WdlBits};
+use crate::solver::index::value::{Wdl, WdlBits};
 
 /// Default MiB of decoded win/draw/loss blocks a table directory keeps.
 pub const DEFAULT_WDL_MB: usize = 64;

@@ -34,11 +34,11 @@ use std::time::{Duration, Instant};
 
 use super::checkpoint;
 pub use super::checkpoint::{Census, ReachCounts};
-use super::format::{Kind, LayerError};
-use super::layers::{Block, Child, Layer, Shape};
-use super::store::Tables;
-use super::value::{Dtz, Values};
 use crate::board::{self, Color, Position};
+use crate::solver::files::format::{Kind, LayerError};
+use crate::solver::files::store::Tables;
+use crate::solver::index::layers::{Block, Child, Layer, Shape};
+use crate::solver::index::value::{Dtz, Values};
 
 /// Rows of a block a tile of the closure holds (with all its columns).
 const TILE_ROWS: u64 = 256;

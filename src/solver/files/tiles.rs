@@ -23,7 +23,7 @@
 //! bytes out, and back.
 
 use super::codec::BadBlock;
-use super::layers::{Block, Layer};
+use crate::solver::index::layers::{Block, Layer};
 
 /// The neighbours a position's context may take, in the order a file
 /// takes them (a file uses the first few): rows up and columns left, a
@@ -570,7 +570,7 @@ impl<'a> Decoder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::layers::Shape;
+    use crate::solver::index::layers::Shape;
 
     /// A tile's values from a small generator: mostly runs, some noise,
     /// some slots that are no position (`None`).

@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use super::cache::{BlockCache, Reading, Tag, WdlReader, wdl_budget};
 use super::format::{Content, Kind, LayerError, LayerFile, Metric, code_of, wdl_value};
-use super::layers::Shape;
-use super::value::{Dtz, Values, Wdl, decode};
 use crate::board::Position;
+use crate::solver::index::layers::Shape;
+use crate::solver::index::value::{Dtz, Values, Wdl, decode};
 
 /// The open files of a directory, by layer number.
 struct Files {
@@ -63,15 +63,17 @@ impl Tables {
         let manifest = super::format::read_directory(dir)?;
         let kind = manifest.kind;
         // The size of the index is checked before it is built.
-        let shape = super::layered::shape_of(kind).ok().ok_or_else(|| {
-            LayerError::Manifest(
-                dir.join(super::format::MANIFEST),
-                format!(
-                    "no tables for size {} with at most {} cars",
-                    kind.size, kind.max_cars
-                ),
-            )
-        })?;
+        let shape = crate::solver::run::plan::shape_of(kind)
+            .ok()
+            .ok_or_else(|| {
+                LayerError::Manifest(
+                    dir.join(super::format::MANIFEST),
+                    format!(
+                        "no tables for size {} with at most {} cars",
+                        kind.size, kind.max_cars
+                    ),
+                )
+            })?;
         raise_open_file_limit(3 * layer_count(&shape) + 64);
         let mut wdl = Vec::new();
         let mut dtz = Vec::new();
@@ -151,8 +153,8 @@ impl Tables {
     }
 
     /// Tables of `kind` from the values of every layer, by `(black,
-    /// white)` progress (see [`super::solve_in_memory`]), and the
-    /// distances to the end if known (see [`super::dte_in_memory`]).
+    /// white)` progress (see [`crate::solver::solve_in_memory`]), and the
+    /// distances to the end if known (see [`crate::solver::dte_in_memory`]).
     ///
     /// # Panics
     /// If `kind` has no tables or a layer is missing.
@@ -161,7 +163,7 @@ impl Tables {
         layers: std::collections::HashMap<(u32, u32), Values>,
         dte: Option<std::collections::HashMap<(u32, u32), Values>>,
     ) -> Tables {
-        let shape = super::layered::shape_of(kind).expect("solved tables have a shape");
+        let shape = crate::solver::run::plan::shape_of(kind).expect("solved tables have a shape");
         let has_dte = dte.is_some();
         let mut values = Vec::new();
         for mut metric in std::iter::once(layers).chain(dte) {

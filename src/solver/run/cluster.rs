@@ -3,7 +3,7 @@
 //! idle worker; every other rank makes the jobs it is given and reports
 //! back. The job's files go to a directory all ranks share, so what a
 //! worker reports is only a summary; what a job is, and what its report
-//! says, are bytes this module does not read ([`super::layered`] makes and
+//! says, are bytes this module does not read ([`solve`](super::solve) makes and
 //! reads them).
 //!
 //! A worker that goes silent (a beat a second while it works) for longer

@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::layers::Layer;
+use crate::solver::index::layers::Layer;
 
 /// Most bits the marks of one level take (2 MiB): the tiles are as small
 /// as that allows, from 8 x 8 slots (a 6 x 6 pair's are up to 16 x 16).
@@ -201,7 +201,7 @@ fn tile_bits(layers: &[&Layer]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::layers::Shape;
+    use crate::solver::index::layers::Shape;
 
     #[test]
     fn tiles_grow_to_keep_the_marks_of_a_large_pair_small() {

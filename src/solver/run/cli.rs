@@ -9,15 +9,18 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::default_threads;
-use super::format::{Kind, Metric, read_header};
-use super::layered::{self, PairDone, Plan, Ranks};
-use super::layers::layer_name;
-use super::playout::PlayoutPlan;
-use super::reach;
-use super::store::Tables;
-use super::value::{Dtz, Tally};
+use super::add_dte;
+use super::plan::{self, PairDone, Plan};
+use super::solve::{self, Ranks};
 use crate::board::{Color, Position, Rules};
+use crate::solver::checks::playout::PlayoutPlan;
+use crate::solver::checks::reach;
+use crate::solver::checks::verify;
+use crate::solver::default_threads;
+use crate::solver::files::format::{Kind, Metric, read_header};
+use crate::solver::files::store::Tables;
+use crate::solver::index::layers::layer_name;
+use crate::solver::index::value::{Dtz, Tally};
 use crate::{memory, notation};
 
 /// The modes of `dodgem solve` that read a directory of tables, whose
@@ -169,7 +172,7 @@ fn run_mpi(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
     let cluster = Cluster::start(Duration::from_secs(args.mpi_timeout.max(1)))?;
     if !cluster.is_manager() {
         let threads = args.threads.unwrap_or_else(default_threads).max(1);
-        layered::serve(&cluster, threads);
+        solve::serve(&cluster, threads);
         cluster.end();
         return Ok(());
     }
@@ -271,7 +274,7 @@ fn run_on(args: &SolveArgs, ranks: Ranks) -> Result<(), Box<dyn std::error::Erro
 
 /// `dodgem solve --plan`: what a solve of `kind` needs.
 fn plan(kind: Kind) -> Result<(), Box<dyn std::error::Error>> {
-    let census = layered::census(kind)?;
+    let census = plan::census(kind)?;
     let (largest, layers) = &census.largest;
     let memory = |slots: u64| bytes(slots.saturating_mul(census.bytes_per_slot));
     println!(
@@ -306,7 +309,7 @@ fn convert(
     quiet: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let on_file = |done: &super::Converted| {
+    let on_file = |done: &crate::solver::Converted| {
         if quiet || done.skipped {
             return;
         }
@@ -321,7 +324,7 @@ fn convert(
             resident_memory().unwrap_or_default(),
         );
     };
-    let done = super::convert(old, new, threads, &on_file)?;
+    let done = crate::solver::convert(old, new, threads, &on_file)?;
     let kinds = match (done.with_dtz, done.with_dte) {
         (true, true) => ".wdl, .dtz and .dte",
         (true, false) => ".wdl and .dtz (the old directory has no .dte files)",
@@ -379,7 +382,7 @@ fn dte_pass(
         );
     };
     let done =
-        layered::add_dte_knowing(dir, threads, stop_after_layers, known, ranks, &mut on_pair)?;
+        add_dte::add_dte_knowing(dir, threads, stop_after_layers, known, ranks, &mut on_pair)?;
     let outcome = done.outcome;
     if outcome.stopped {
         println!(
@@ -431,10 +434,10 @@ fn layered_solve(
     plan: &Plan,
     ranks: Ranks,
     quiet: bool,
-) -> Result<layered::Outcome, Box<dyn std::error::Error>> {
+) -> Result<plan::Outcome, Box<dyn std::error::Error>> {
     let kind = plan.kind;
-    let shape = layered::shape_of(kind)?;
-    let total = layered::total_slots(&shape);
+    let shape = plan::shape_of(kind)?;
+    let total = plan::total_slots(&shape);
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -515,7 +518,7 @@ fn layered_solve(
             bar.suspend(|| eprintln!("{line}"));
         }
     };
-    let outcome = layered::solve_on(plan, ranks, &mut on_pair)?;
+    let outcome = solve::solve_on(plan, ranks, &mut on_pair)?;
     bar.finish_and_clear();
     if outcome.stopped {
         return Ok(outcome);
@@ -615,7 +618,7 @@ fn verify(
         .expect("the progress template is valid")
         .progress_chars("=> "),
     );
-    let verified = layered::verify_on(
+    let verified = verify::verify_on(
         dir,
         threads,
         journal,
@@ -677,7 +680,9 @@ fn playout(dir: &Path, args: &SolveArgs) -> Result<(), Box<dyn std::error::Error
         depth: args.depth.max(1),
         draw_plies: DRAW_PLIES,
     };
-    let found = super::playout::playout(dir, &plan, &|done, _| bar.set_position(done as u64))?;
+    let found = crate::solver::checks::playout::playout(dir, &plan, &|done, _| {
+        bar.set_position(done as u64)
+    })?;
     bar.finish_and_clear();
     for failure in &found.failures {
         println!("not as predicted: {failure}");
@@ -725,7 +730,12 @@ fn reach(
             // pass's `.dte` file.
             let header = match read_header(dir, kind, &layer)? {
                 Some(header) => Some(header),
-                None => super::format::read_values_header(dir, kind, Metric::Dte, &layer)?,
+                None => crate::solver::files::format::read_values_header(
+                    dir,
+                    kind,
+                    Metric::Dte,
+                    &layer,
+                )?,
             };
             match header {
                 Some(header) => index.merge(header.tally),

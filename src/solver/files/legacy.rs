@@ -16,16 +16,16 @@
 //! | 56..60 | longest distance |
 //! | 64..72 | payload length |
 //! | 72..76 | CRC-32 of bytes 8..72 and of the payload |
-//! | 80.. | one zstd frame: a value per slot ([`super::value::encode`]) |
+//! | 80.. | one zstd frame: a value per slot ([`crate::solver::index::value::encode`]) |
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::format::{self, Content, Kind, LayerError, LayerFile, Metric};
-use super::layers::{Layer, Shape};
-use super::parallel;
-use super::value::{Dtz, Tally, Values, decode};
+use crate::solver::index::layers::{Layer, Shape};
+use crate::solver::index::value::{Dtz, Tally, Values, decode};
+use crate::solver::parallel;
 
 const HEADER_LEN: usize = 80;
 /// The largest old file read: the largest 6 x 6 file was under 1 GB.
@@ -99,7 +99,7 @@ pub fn read_values(
         losses: u64_at(48),
         longest: u32_at(56),
     };
-    if tally.longest > super::dte::MAX_DTE {
+    if tally.longest > crate::solver::passes::dte::MAX_DTE {
         return Err(corrupt(format!("a longest distance of {}", tally.longest)));
     }
     let mut decoder = zstd::stream::read::Decoder::with_buffer(&bytes[HEADER_LEN..])
@@ -201,7 +201,7 @@ pub fn convert(
             format!("holds tables of format {version}, which this program does not convert"),
         ));
     }
-    let shape = super::layered::shape_of(kind)
+    let shape = crate::solver::run::plan::shape_of(kind)
         .map_err(|e| LayerError::Manifest(old.join(format::MANIFEST), e.to_string()))?;
     if same_directory(old, new) {
         return Err(LayerError::Manifest(
