@@ -60,25 +60,36 @@ fn prefer_huge_pages<T>(values: &mut [T]) {
 #[cfg(not(target_os = "linux"))]
 fn prefer_huge_pages<T>(_values: &mut [T]) {}
 
-/// Gives the memory the allocator holds free back to the system. glibc's
-/// allocator keeps freed blocks of up to 32 MiB in its heaps, resident: a
-/// solve, which allocates and frees layers of many sizes on several
-/// threads, held about twice its live memory without this between pairs
-/// (6 x 6 with 4 cars: 377 MiB resident for about 200 MiB live). Mapping
-/// every large block on its own instead (`M_MMAP_THRESHOLD`) cost 5 x 5's
-/// solve 6 s of system time in page faults.
+/// Allocations this large or larger are mapped from the system on their
+/// own ([`map_large_blocks`]).
+const OWN_MAPPING_FROM_BYTES: usize = 4 << 20;
+
+/// Makes every allocation of [`OWN_MAPPING_FROM_BYTES`] or more a mapping
+/// of its own, given back to the system when it is freed. glibc's
+/// allocator otherwise raises that bound to the size of each such block
+/// freed (up to 32 MiB) and serves blocks below it from its heaps, which
+/// keep freed memory resident: a solve, which allocates and frees layers
+/// of many sizes on several threads, held 341 to 377 MiB for a 6 x 6
+/// four-car solve whose peak is 193 MiB with this. (128 KiB did as well
+/// for memory but cost 5 x 5's solve 6 s of page faults, 4 MiB costs it
+/// about 1 s; 16 MiB let the six-car peak reach 221 MiB; a `malloc_trim`
+/// after each pair did not bring the memory down.)
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
-pub fn return_freed_memory() {
-    // SAFETY: malloc_trim only hands free pages of the allocator's heaps
-    // back to the system; it touches no memory the program holds.
+pub fn map_large_blocks() {
+    // SAFETY: mallopt sets a tuning parameter of the allocator; it
+    // touches no memory the program holds, and a refusal (its result)
+    // leaves the allocator as it was.
     unsafe {
-        libc::malloc_trim(0);
+        libc::mallopt(
+            libc::M_MMAP_THRESHOLD,
+            OWN_MAPPING_FROM_BYTES as libc::c_int,
+        );
     }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn return_freed_memory() {}
+pub fn map_large_blocks() {}
 
 /// The process's peak resident memory in bytes (Linux only).
 pub fn peak_bytes() -> Option<u64> {

@@ -158,6 +158,8 @@ impl SolveArgs {
 }
 
 fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
+    // The solver frees layers of every size: let the system have them back.
+    crate::memory::map_large_blocks();
     if args.mpi {
         return run_mpi(args);
     }

@@ -100,9 +100,6 @@ pub fn run<T: Send>(
             }
             let (i, result) = receiver.recv().expect("a running job reports");
             let result = result.unwrap_or_else(|payload| panic::resume_unwind(payload));
-            // What the job freed goes back to the system, so that the
-            // memory held stays what the running jobs use.
-            crate::memory::return_freed_memory();
             running -= 1;
             running_bytes -= jobs[i].bytes;
             running_alone = false;
