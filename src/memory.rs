@@ -72,7 +72,7 @@ const OWN_MAPPING_FROM_BYTES: usize = 4 << 20;
 /// of many sizes on several threads, held 341 to 377 MiB for a 6 x 6
 /// four-car solve whose peak is 193 MiB with this. (128 KiB did as well
 /// for memory but cost 5 x 5's solve 6 s of page faults, 4 MiB costs it
-/// about 1 s; 16 MiB let the six-car peak reach 221 MiB; a `malloc_trim`
+/// about 1 s; 16 MiB let that peak reach 226 MiB; a `malloc_trim`
 /// after each pair did not bring the memory down.)
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
