@@ -43,32 +43,19 @@ pub(super) fn solve_one_pair(
     )?;
     let solving = started.elapsed().as_secs_f64();
     // Compress and write both files at once.
-    let written = std::thread::scope(|scope| {
-        let handles: Vec<_> = solved
-            .iter()
-            .zip(layers)
-            .map(|(solved, layer)| {
-                scope.spawn(move || {
-                    format::write_values(
-                        &plan.dir,
-                        plan.kind,
-                        shape,
-                        Metric::Dtz,
-                        layer,
-                        &solved.values,
-                        solved.tally,
-                        1,
-                    )
-                    .map_err(|e| {
-                        LayeredError::Io(format::layer_path(&plan.dir, layer.black, layer.white), e)
-                    })
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("writer thread panicked"))
-            .collect::<Result<Vec<_>, _>>()
+    let written = each_at_once(layers.len(), |i| {
+        let (solved, layer) = (&solved[i], &layers[i]);
+        format::write_values(
+            &plan.dir,
+            plan.kind,
+            shape,
+            Metric::Dtz,
+            layer,
+            &solved.values,
+            solved.tally,
+            1,
+        )
+        .map_err(|e| LayeredError::Io(format::layer_path(&plan.dir, layer.black, layer.white), e))
     })?;
     phases[2] = started.elapsed().as_secs_f64() - solving;
     Ok(solved.into_iter().zip(written).collect())
@@ -128,38 +115,25 @@ pub(super) fn pass_one_pair(
     phases[1] = started.elapsed().as_secs_f64();
     // Compress and write both layers at once, each its `.wdl` file first:
     // a layer whose `.dte` file is there is finished.
-    let written = std::thread::scope(|scope| {
-        let handles: Vec<_> = solved
-            .iter()
-            .zip(layers)
-            .map(|(solved, layer)| {
-                scope.spawn(move || -> Result<u64, LayeredError> {
-                    let positions = format::positions_of(shape, layer);
-                    let mut bytes = 0;
-                    for content in [Content::Wdl, Content::Distance(Metric::Dte)] {
-                        bytes += format::write_file(
-                            &plan.dir,
-                            plan.kind,
-                            content,
-                            layer,
-                            &solved.values,
-                            &positions,
-                            solved.tally,
-                            content.block_slots(),
-                            1,
-                        )
-                        .map_err(|e| {
-                            LayeredError::Io(content.path(&plan.dir, layer.black, layer.white), e)
-                        })?;
-                    }
-                    Ok(bytes)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("writer thread panicked"))
-            .collect::<Result<Vec<_>, _>>()
+    let written = each_at_once(layers.len(), |i| -> Result<u64, LayeredError> {
+        let (solved, layer) = (&solved[i], &layers[i]);
+        let positions = format::positions_of(shape, layer);
+        let mut bytes = 0;
+        for content in [Content::Wdl, Content::Distance(Metric::Dte)] {
+            bytes += format::write_file(
+                &plan.dir,
+                plan.kind,
+                content,
+                layer,
+                &solved.values,
+                &positions,
+                solved.tally,
+                content.block_slots(),
+                1,
+            )
+            .map_err(|e| LayeredError::Io(content.path(&plan.dir, layer.black, layer.white), e))?;
+        }
+        Ok(bytes)
     })?;
     phases[2] = started.elapsed().as_secs_f64() - phases[1];
     let mut longest = Vec::new();
@@ -194,20 +168,8 @@ pub(super) fn solve_pair_from(
 ) -> Result<Vec<Solved>, LayeredError> {
     let started = Instant::now();
     let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
-    let values: Vec<Option<WdlBits>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ahead
-            .iter()
-            .map(|layer| {
-                scope.spawn(move || -> Result<Option<WdlBits>, LayerError> {
-                    layer.as_ref().map(read).transpose()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("reader thread panicked"))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+    let values: Vec<Option<WdlBits>> =
+        each_at_once(ahead.len(), |i| ahead[i].as_ref().map(read).transpose())?;
     let sides: Vec<Side> = layers
         .iter()
         .zip(ahead.iter().zip(&values))
@@ -406,4 +368,21 @@ impl<T> Handoff<T> {
         kept.bytes -= bytes;
         Some(values)
     }
+}
+
+/// `work(i)` for each `i` in `0..n` on a thread of its own, all at once
+/// (a pair's layers are read and written side by side): the results in
+/// order, or the first error.
+fn each_at_once<R: Send, E: Send>(
+    n: usize,
+    work: impl Fn(usize) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n).map(|i| scope.spawn(move || work(i))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a layer's thread panicked"))
+            .collect()
+    })
 }
