@@ -782,3 +782,60 @@ fn manifests_round_trip() {
     assert!(Kind::parse(&short).is_none());
     assert!(Kind::parse("something else\n").is_none());
 }
+
+/// A large distance file's code is made from a sample of its blocks; a
+/// distance the sample and the tally both miss (here one long win in a
+/// block the sample skips) has the runs counted whole, and every value
+/// reads back.
+#[test]
+fn a_distance_the_sample_misses_is_still_written() {
+    let (kind, dir, layer, positions, _, _) = smooth_layer("sampled-distances");
+    let mut values = Values::draws(layer.slots as usize, 60);
+    let mut tally = Tally::default();
+    let long = (1..layer.slots)
+        .find(|&s| is_set(&positions, s) && s / (1 << 10) % 8 == 3)
+        .unwrap();
+    for slot in (0..layer.slots).filter(|&s| is_set(&positions, s)) {
+        let value = match slot {
+            _ if slot == long => Dtz::Win(57),
+            _ if slot / 11 % 3 == 0 => Dtz::Draw,
+            _ => Dtz::Loss((slot / 5 % 4) as u32),
+        };
+        values.set(slot, encode(value));
+        if slot != long {
+            tally.add(value);
+        }
+    }
+    assert_eq!(tally.longest, 3, "the tally misses the long win");
+    let content = Content::Distance(Metric::Dte);
+    for tally in [
+        tally,
+        Tally {
+            longest: 57,
+            ..tally
+        },
+    ] {
+        write_file(
+            &dir,
+            kind,
+            content,
+            &layer,
+            &values,
+            &positions,
+            tally,
+            1 << 10,
+            2,
+        )
+        .unwrap();
+        let file = open_required(&dir, kind, content, &layer).unwrap();
+        assert!(file.header().blocks() >= 64);
+        assert_eq!(file.header().tally.longest, 57);
+        for slot in (0..layer.slots).filter(|&s| is_set(&positions, s)) {
+            let expected = stored(content, values.code(slot));
+            if expected.is_some() {
+                assert_eq!(file.value(slot).ok(), expected, "slot {slot}");
+            }
+        }
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}

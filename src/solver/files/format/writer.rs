@@ -91,7 +91,7 @@ pub fn write_file(
     };
     let body = match content {
         Content::Wdl => source.smaller_of_runs_and_tiles()?,
-        Content::Distance(_) => source.runs_body(source.runs()?),
+        Content::Distance(_) => source.distance_body()?,
     };
     let path = content.path(dir, layer.black, layer.white);
     write_durably_with(&path, |out| {
@@ -158,9 +158,20 @@ impl Runs {
 /// with the odds their sample gives).
 const SAMPLE_TILES: u64 = 512;
 
-/// Blocks of a `.wdl` file whose runs are counted to estimate what runs
-/// would take, where the layer has at least four times as many.
+/// Blocks of a `.wdl` file whose runs are counted at most to estimate
+/// what runs would take.
 const RUNS_SAMPLE_BLOCKS: u64 = 64;
+
+/// A layer of at least [`SAMPLED_BLOCKS`] times this many blocks has its
+/// runs counted in every this-many-th block (or fewer) alone: a `.wdl`
+/// file's to estimate what runs would take; a distance file's for its
+/// code, with a count of one more for every symbol its distances allow
+/// (which the tally bounds), so that the runs are found once for most
+/// blocks, not twice.
+const SAMPLE_EVERY: u64 = 8;
+
+/// Blocks a sample of a layer's runs counts at least.
+const SAMPLED_BLOCKS: u64 = 8;
 
 /// Blocks are coded in chunks of this many, on every thread.
 const CHUNK: u64 = 256;
@@ -198,12 +209,35 @@ impl Source<'_> {
 
     /// The file in runs, counted: its code and what it would take.
     pub(super) fn runs(&self) -> io::Result<Runs> {
-        self.runs_of_every(1)
+        self.runs_of_every(1, None)
+    }
+
+    /// A distance file: in runs, their code made from a sample of the
+    /// blocks where the layer is large ([`SAMPLE_EVERY`]), or
+    /// from every block if a distance beyond the tally's longest shows
+    /// up.
+    fn distance_body(&self) -> io::Result<Body> {
+        let blocks = (self.values.len() as u64).div_ceil(self.block_slots);
+        if blocks >= SAMPLE_EVERY * SAMPLED_BLOCKS && self.tally.longest < codec::MAX_VALUES {
+            let alphabet = self.tally.longest + 1;
+            if let Some(body) = self.runs_body(self.runs_of_every(SAMPLE_EVERY, Some(alphabet))?) {
+                return Ok(body);
+            }
+            log::debug!(
+                "layer {}: a distance beyond the tally's longest ({}): its runs counted whole",
+                self.layer.name(),
+                self.tally.longest
+            );
+        }
+        Ok(self
+            .runs_body(self.runs()?)
+            .expect("a code made from every block codes every run"))
     }
 
     /// [`Source::runs`] from every `every`-th block alone: the header's
-    /// length is then an estimate (the code fits the blocks counted).
-    fn runs_of_every(&self, every: u64) -> io::Result<Runs> {
+    /// length is then an estimate (the code fits the blocks counted, and
+    /// with `smooth`, every run of a distance below that alphabet).
+    fn runs_of_every(&self, every: u64, smooth: Option<u32>) -> io::Result<Runs> {
         let block_slots = self.block_slots;
         let slots = self.values.len() as u64;
         let blocks = slots.div_ceil(block_slots);
@@ -250,14 +284,17 @@ impl Source<'_> {
             }
         }
         let used = (0..frequencies.len()).rev().find(|&s| frequencies[s] > 0);
+        let seen = used.map_or(1, |s| (s % per) as u32 / classes + 1);
         let alphabet = match self.content {
             Content::Wdl => 3,
-            Content::Distance(_) => used.map_or(1, |s| (s % per) as u32 / classes + 1),
+            Content::Distance(_) => smooth.map_or(seen, |alphabet| alphabet.max(seen)),
         };
-        // Each context's symbols of the alphabet, one context after the other.
+        // Each context's symbols of the alphabet, one context after the
+        // other; smoothed, every symbol counted once more.
         let frequencies: Vec<u64> = frequencies
             .chunks(per)
             .flat_map(|context| context[..(alphabet * classes) as usize].iter().copied())
+            .map(|n| n + u64::from(smooth.is_some()))
             .collect();
         let tally = match self.content {
             Content::Wdl => self.tally,
@@ -283,8 +320,9 @@ impl Source<'_> {
     fn smaller_of_runs_and_tiles(&self) -> io::Result<Body> {
         let blocks = (self.values.len() as u64).div_ceil(self.block_slots);
         let mut tiles = None;
-        if blocks >= 4 * RUNS_SAMPLE_BLOCKS {
-            let estimate = self.runs_of_every(blocks / RUNS_SAMPLE_BLOCKS)?.length();
+        if blocks >= SAMPLE_EVERY * SAMPLED_BLOCKS {
+            let every = (blocks / RUNS_SAMPLE_BLOCKS).max(SAMPLE_EVERY);
+            let estimate = self.runs_of_every(every, None)?.length();
             tiles = self.tiles(estimate);
             if let Some(body) = tiles.take_if(|t| t.length() < estimate / 10 * 9) {
                 return Ok(body);
@@ -297,32 +335,46 @@ impl Source<'_> {
         };
         Ok(match tiles {
             Some(tiles) if tiles.length() < runs.length() => tiles,
-            _ => self.runs_body(runs),
+            _ => self
+                .runs_body(runs)
+                .expect("a code made from every block codes every run"),
         })
     }
 
-    /// The file in runs: the blocks coded with the code `runs` has.
-    fn runs_body(&self, runs: Runs) -> Body {
+    /// The file in runs: the blocks coded with the code `runs` has, or
+    /// `None` if a run's value is beyond its alphabet (a code from a
+    /// sample whose tally was short).
+    fn runs_body(&self, runs: Runs) -> Option<Body> {
         let blocks = runs.header.blocks;
+        let alphabet = runs.header.values;
         let chunks = blocks.div_ceil(CHUNK) as usize;
         let code = &runs.code;
         let coded = parallel(
             self.threads,
             chunks,
-            |chunk, out: &mut Vec<(usize, Vec<u8>, Vec<u64>)>| {
+            |chunk, out: &mut Vec<Option<(usize, Vec<u8>, Vec<u64>)>>| {
                 let mut data = Vec::new();
                 let mut ends = Vec::new();
                 let mut runs = Vec::new();
                 for block in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(blocks) {
                     runs.clear();
-                    self.runs_of(block, &mut |v, n| runs.push((v, n)));
+                    let mut fits = true;
+                    self.runs_of(block, &mut |v, n| {
+                        fits &= u32::from(v) < alphabet;
+                        runs.push((v, n));
+                    });
+                    if !fits {
+                        out.push(None);
+                        return;
+                    }
                     code.encode_block(&runs, &mut data);
                     ends.push(data.len() as u64);
                 }
-                out.push((chunk, data, ends));
+                out.push(Some((chunk, data, ends)));
             },
         );
-        body(runs.header, code.lengths().to_vec(), coded)
+        let coded = coded.into_iter().collect::<Option<Vec<_>>>()?;
+        Some(body(runs.header, code.lengths().to_vec(), coded))
     }
 
     /// The file in tiles (a `.wdl` file), or `None` if its estimate does
