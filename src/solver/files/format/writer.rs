@@ -176,6 +176,10 @@ const SAMPLED_BLOCKS: u64 = 8;
 /// Blocks are coded in chunks of this many, on every thread.
 const CHUNK: u64 = 256;
 
+/// A chunk of blocks coded: its number, its bytes, and each block's end
+/// in them.
+type Coded = (usize, Vec<u8>, Vec<u64>);
+
 impl Source<'_> {
     /// What the file stores for `slot`, if it matters.
     fn stored_at(&self, slot: u64) -> Option<u16> {
@@ -352,7 +356,7 @@ impl Source<'_> {
         let coded = parallel(
             self.threads,
             chunks,
-            |chunk, out: &mut Vec<Option<(usize, Vec<u8>, Vec<u64>)>>| {
+            |chunk, out: &mut Vec<Option<Coded>>| {
                 let mut data = Vec::new();
                 let mut ends = Vec::new();
                 let mut runs = Vec::new();
@@ -446,39 +450,35 @@ impl Source<'_> {
             return None;
         }
         let model = Model::fit(neighbours, &fewer(neighbours));
-        let coded = parallel(
-            self.threads,
-            chunks,
-            |chunk, out: &mut Vec<(usize, Vec<u8>, Vec<u64>)>| {
-                let mut data = Vec::new();
-                let mut ends = Vec::new();
-                for t in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(count) {
-                    let tile = tiling.tile(t);
-                    let start = data.len();
-                    let positions = std::cell::Cell::new(false);
-                    model.encode(
-                        tile.rows,
-                        tile.columns,
-                        |r, c| {
-                            let value = value_of(&tile, r, c);
-                            positions.set(positions.get() | value.is_some());
-                            value
-                        },
-                        &mut data,
-                    );
-                    // A tile the coder codes in no bytes (its values all as
-                    // the odds expect) still takes one: the decoder reads
-                    // past the end as zeros, so a zero byte decodes the
-                    // same, and a block of no bytes is left to tiles
-                    // without positions (what a zeroed index entry claims).
-                    if data.len() == start && positions.get() {
-                        data.push(0);
-                    }
-                    ends.push(data.len() as u64);
+        let coded = parallel(self.threads, chunks, |chunk, out: &mut Vec<Coded>| {
+            let mut data = Vec::new();
+            let mut ends = Vec::new();
+            for t in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(count) {
+                let tile = tiling.tile(t);
+                let start = data.len();
+                let positions = std::cell::Cell::new(false);
+                model.encode(
+                    tile.rows,
+                    tile.columns,
+                    |r, c| {
+                        let value = value_of(&tile, r, c);
+                        positions.set(positions.get() | value.is_some());
+                        value
+                    },
+                    &mut data,
+                );
+                // A tile the coder codes in no bytes (its values all as
+                // the odds expect) still takes one: the decoder reads
+                // past the end as zeros, so a zero byte decodes the
+                // same, and a block of no bytes is left to tiles
+                // without positions (what a zeroed index entry claims).
+                if data.len() == start && positions.get() {
+                    data.push(0);
                 }
-                out.push((chunk, data, ends));
-            },
-        );
+                ends.push(data.len() as u64);
+            }
+            out.push((chunk, data, ends));
+        });
         let code = BlockCode::Tiles {
             neighbours: neighbours as u8,
             width_bits,
@@ -516,9 +516,9 @@ impl Source<'_> {
 }
 
 /// The body of a file from its header, its code's table and its coded
-/// chunks (`(chunk, bytes, each block's end in them)`, in any order): the
+/// chunks ([`Coded`], in any order): the
 /// smaller index its blocks allow.
-fn body(mut header: Header, table: Vec<u8>, mut coded: Vec<(usize, Vec<u8>, Vec<u64>)>) -> Body {
+fn body(mut header: Header, table: Vec<u8>, mut coded: Vec<Coded>) -> Body {
     coded.sort_by_key(|(chunk, _, _)| *chunk);
     let mut ends = Vec::with_capacity(header.blocks as usize);
     let mut crcs = Vec::with_capacity(header.blocks as usize);
