@@ -190,6 +190,11 @@ impl Source<'_> {
         }
     }
 
+    /// The file's blocks of runs.
+    fn blocks(&self) -> u64 {
+        (self.values.len() as u64).div_ceil(self.block_slots)
+    }
+
     /// The runs of block `block`, `emit(value, length)`.
     fn runs_of(&self, block: u64, emit: &mut dyn FnMut(u16, u64)) {
         let (values, block_slots) = (self.values, self.block_slots);
@@ -221,7 +226,7 @@ impl Source<'_> {
     /// from every block if a distance beyond the tally's longest shows
     /// up.
     fn distance_body(&self) -> io::Result<Body> {
-        let blocks = (self.values.len() as u64).div_ceil(self.block_slots);
+        let blocks = self.blocks();
         if blocks >= SAMPLE_EVERY * SAMPLED_BLOCKS && self.tally.longest < codec::MAX_VALUES {
             let alphabet = self.tally.longest + 1;
             if let Some(body) = self.runs_body(self.runs_of_every(SAMPLE_EVERY, Some(alphabet))?) {
@@ -243,8 +248,7 @@ impl Source<'_> {
     /// with `smooth`, every run of a distance below that alphabet).
     fn runs_of_every(&self, every: u64, smooth: Option<u32>) -> io::Result<Runs> {
         let block_slots = self.block_slots;
-        let slots = self.values.len() as u64;
-        let blocks = slots.div_ceil(block_slots);
+        let blocks = self.blocks();
         let counted = blocks.div_ceil(every);
         let classes = codec::classes(block_slots);
         let runs_of = |block: u64, emit: &mut dyn FnMut(u16, u64)| self.runs_of(block, emit);
@@ -322,7 +326,7 @@ impl Source<'_> {
     /// margin (they nearly always do: the whole count of a layer
     /// hardly ever matters).
     fn smaller_of_runs_and_tiles(&self) -> io::Result<Body> {
-        let blocks = (self.values.len() as u64).div_ceil(self.block_slots);
+        let blocks = self.blocks();
         let mut tiles = None;
         if blocks >= SAMPLE_EVERY * SAMPLED_BLOCKS {
             let every = (blocks / RUNS_SAMPLE_BLOCKS).max(SAMPLE_EVERY);
