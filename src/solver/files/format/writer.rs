@@ -173,6 +173,9 @@ const SAMPLE_EVERY: u64 = 8;
 /// Blocks a sample of a layer's runs counts at least.
 const SAMPLED_BLOCKS: u64 = 8;
 
+/// A gathered slot that stores nothing (no position).
+const NOT_STORED: u8 = u8::MAX;
+
 /// Blocks are coded in chunks of this many, on every thread.
 const CHUNK: u64 = 256;
 
@@ -394,8 +397,15 @@ impl Source<'_> {
         let tiling = Tiling::new(self.layer, self.block_slots, 1 << width_bits);
         let count = tiling.tiles();
         let chunks = count.div_ceil(CHUNK) as usize;
-        let value_of = |tile: &tiles::Tile, r: usize, c: usize| {
-            self.stored_at(tile.slot(r, c)).map(|v| v as u8)
+        // What each code stores, a byte ([`NOT_STORED`] for none): a
+        // tile's values are gathered row by row before they are coded.
+        let wdl: Vec<u8> = self
+            .stored_of
+            .iter()
+            .map(|v| v.map_or(NOT_STORED, |v| v as u8))
+            .collect();
+        let value_at = |grid: &[u8], columns: usize, r: usize, c: usize| {
+            Some(grid[r * columns + c]).filter(|&v| v != NOT_STORED)
         };
         let all = tiles::NEIGHBOURS.len();
         // Every `every`-th tile counted: the odds only start each tile.
@@ -408,13 +418,15 @@ impl Source<'_> {
                 if out.is_empty() {
                     out.push(vec![[0; 3]; tiles::contexts(all)]);
                 }
+                let mut grid = Vec::new();
                 for i in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(sampled) {
                     let tile = tiling.tile(i * every);
+                    self.gather(&tile, &wdl, &mut grid);
                     Model::count(
                         all,
                         tile.rows,
                         tile.columns,
-                        |r, c| value_of(&tile, r, c),
+                        |r, c| value_at(&grid, tile.columns, r, c),
                         &mut out[0],
                     );
                 }
@@ -428,23 +440,28 @@ impl Source<'_> {
                 }
             }
         }
-        // Fewer neighbours: the first ones, the high digits of a context.
-        let fewer = |neighbours: usize| {
+        // Fewer neighbours: the first ones, the high digits of a context;
+        // each count merged from the one with a neighbour more.
+        let mut by_neighbours = vec![counts];
+        for neighbours in (1..all).rev() {
+            let more = by_neighbours.last().expect("the counts of every neighbour");
             let mut merged = vec![[0u64; 3]; tiles::contexts(neighbours)];
-            for (context, n) in counts.iter().enumerate() {
-                let m = &mut merged[context >> (2 * (all - neighbours))];
+            for (context, n) in more.iter().enumerate() {
+                let m = &mut merged[context >> 2];
                 for i in 0..3 {
                     m[i] += n[i];
                 }
             }
-            merged
-        };
+            by_neighbours.push(merged);
+        }
+        by_neighbours.reverse();
+        let fewer = |neighbours: usize| &by_neighbours[neighbours - 1];
         let scale = count as f64 / sampled as f64;
         let (neighbours, estimate) = (1..=all)
             .map(|n| {
                 let counts = fewer(n);
-                let table = pack_table(&Model::fit(n, &counts).to_bytes(), ESTIMATE_LEVEL).len();
-                let bytes = scale * Model::estimate_bits(&counts) / 8.0 + table as f64;
+                let table = pack_table(&Model::fit(n, counts).to_bytes(), ESTIMATE_LEVEL).len();
+                let bytes = scale * Model::estimate_bits(counts) / 8.0 + table as f64;
                 (n, bytes)
             })
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
@@ -453,22 +470,19 @@ impl Source<'_> {
         if 0.8 * estimate + overhead > beat as f64 {
             return None;
         }
-        let model = Model::fit(neighbours, &fewer(neighbours));
+        let model = Model::fit(neighbours, fewer(neighbours));
         let coded = parallel(self.threads, chunks, |chunk, out: &mut Vec<Coded>| {
             let mut data = Vec::new();
             let mut ends = Vec::new();
+            let mut grid = Vec::new();
             for t in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(count) {
                 let tile = tiling.tile(t);
                 let start = data.len();
-                let positions = std::cell::Cell::new(false);
+                let positions = self.gather(&tile, &wdl, &mut grid);
                 model.encode(
                     tile.rows,
                     tile.columns,
-                    |r, c| {
-                        let value = value_of(&tile, r, c);
-                        positions.set(positions.get() | value.is_some());
-                        value
-                    },
+                    |r, c| value_at(&grid, tile.columns, r, c),
                     &mut data,
                 );
                 // A tile the coder codes in no bytes (its values all as
@@ -476,7 +490,7 @@ impl Source<'_> {
                 // past the end as zeros, so a zero byte decodes the
                 // same, and a block of no bytes is left to tiles
                 // without positions (what a zeroed index entry claims).
-                if data.len() == start && positions.get() {
+                if data.len() == start && positions {
                     data.push(0);
                 }
                 ends.push(data.len() as u64);
@@ -493,6 +507,34 @@ impl Source<'_> {
             pack_table(&model.to_bytes(), TABLE_LEVEL),
             coded,
         ))
+    }
+
+    /// The stored values of `tile`, row by row, into `grid`
+    /// ([`NOT_STORED`] where no position), `stored` a code's byte;
+    /// returns whether the tile has a position.
+    fn gather(&self, tile: &tiles::Tile, stored: &[u8], grid: &mut Vec<u8>) -> bool {
+        grid.clear();
+        for r in 0..tile.rows {
+            let first = tile.slot(r, 0);
+            let slots = first..first + tile.columns as u64;
+            match self.values {
+                Values::Narrow(codes) => grid.extend(slots.map(|slot| {
+                    if is_set(self.positions, slot) {
+                        stored[usize::from(codes[slot as usize])]
+                    } else {
+                        NOT_STORED
+                    }
+                })),
+                values => grid.extend(slots.map(|slot| {
+                    if is_set(self.positions, slot) {
+                        stored[usize::from(values.code(slot))]
+                    } else {
+                        NOT_STORED
+                    }
+                })),
+            }
+        }
+        grid.iter().any(|&v| v != NOT_STORED)
     }
 
     /// The header of the file, its data length still 0.
