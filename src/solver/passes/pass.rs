@@ -15,15 +15,17 @@
 //!   `e + 1`*. A position without a move ends the game at level 0, lost
 //!   (`textbook`) or won (`classic`). Seeds from the layers ahead thus
 //!   enter at their own level, as Syzygy's capture codes do.
-//! - **Levels.** At level `L`, first each position decided at `L - 1`
-//!   tells its sideways parents: a lost child makes a parent not yet won
-//!   won at `L`; a won child makes an undecided parent a loss waiting for
-//!   `L`. Then every loss waiting for `L` (from a seed or from the
-//!   retreat) is checked once by generating its sideways moves: every one
-//!   must lead to a position won before `L` (there are no counters in the
-//!   byte), or the position is undecided again. A win waiting for its
-//!   level needs no work: its code reads as won once the level is
-//!   reached.
+//! - **Levels.** An undecided position that no forward move saves from
+//!   losing holds the count of its sideways moves not yet known to reach
+//!   a win for the opponent (at most 14, so the byte keeps room for the
+//!   levels). At level `L`, first each loss a seed put off to `L` is
+//!   checked once by generating its sideways moves: every one must lead
+//!   to a position won before `L`, or the position is open again with its
+//!   count. Then each position decided at `L - 1` tells its sideways
+//!   parents: a lost child makes a parent not yet won won at `L`; a won
+//!   child takes one off an open parent's count, and a parent left with
+//!   none is lost at `L`. A win waiting for its level needs no work: its
+//!   code reads as won once the level is reached.
 //!
 //! What is left undecided is a draw. The codes hold levels relative to
 //! the pair's lowest seed; a pair whose levels span more than one byte
@@ -45,15 +47,18 @@ use crate::solver::index::layers::{Layer, Shape};
 use crate::solver::index::value::{Dtz, MAX_NARROW_DTZ, MAX_PACKED_DTZ, Tally, Values, encode};
 use crate::solver::{SolveError, parallel};
 
-/// Undecided, and nothing ahead keeps the position from being lost.
-const UNKNOWN: u16 = 0;
+/// Most sideways moves a position has: two for each car of the side to
+/// move, on the largest board. An undecided position that a forward draw
+/// does not save holds the number of its sideways moves not yet known to
+/// reach a win for the opponent, `1..=MOST_OPEN`.
+const MOST_OPEN: u16 = 2 * (crate::board::MAX_SIZE as u16 - 1);
 /// Undecided, and a forward move draws: never lost.
-const ESCAPE: u16 = 1;
+const ESCAPE: u16 = MOST_OPEN + 1;
 /// A slot that is no position (the sets overlap).
-const NO_POSITION: u16 = 2;
+const NO_POSITION: u16 = MOST_OPEN + 2;
 /// The first level code: `FIRST + 2x` won at (or waiting for) level
 /// `base + x`, `FIRST + 2x + 1` lost at (or waiting for) it.
-const FIRST: u16 = 3;
+const FIRST: u16 = MOST_OPEN + 3;
 
 /// Longest distance to the end a pass gives (the levels the marks
 /// keep).
@@ -420,7 +425,7 @@ fn solve_with<C: Cells, E>(
                     } else {
                         let seed = seed(rules, &mover, values, bi, black, white, wi as u64);
                         match seed {
-                            Seed::Unknown => UNKNOWN,
+                            Seed::Open(moves) => moves as u16,
                             Seed::Escape => ESCAPE,
                             Seed::At(level, lost) => match seeded.at(level, lost) {
                                 Some(code) => {
@@ -457,15 +462,16 @@ fn solve_with<C: Cells, E>(
                 Failure::Overflow
             });
         }
+        // The losses a seed put off to this level are checked first: a
+        // check needs only the wins before it, all known by now, and the
+        // level's own losses, from the retreat, need no check.
+        let waiting = marks.tiles(level as u16);
+        scanned += check_waiting(shape, &codes, &layers, &waiting, level, threads);
         if level > codes.base {
             let frontier = marks.tiles(level as u16 - 1);
             scanned += retreat(shape, &codes, &layers, &marks, &frontier, level, threads);
             marks.scanned(level as u16 - 1);
         }
-        // Then every loss waiting for this level, from a seed or the
-        // retreat, is checked once (a check sees only wins before it).
-        let waiting = marks.tiles(level as u16);
-        scanned += check_waiting(shape, &codes, &layers, &waiting, level, threads);
         let next = if marks.next_from(level as u16) == Some(level as u16) {
             Some(level + 1)
         } else {
@@ -489,8 +495,8 @@ fn solve_with<C: Cells, E>(
 /// What a position's forward moves say of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Seed {
-    /// Nothing: its sideways moves decide.
-    Unknown,
+    /// Nothing: its sideways moves decide, this many of them.
+    Open(u32),
     /// A forward move draws: it is never lost.
     Escape,
     /// Won (`false`) or lost at this level at the latest (a win) or at
@@ -530,7 +536,7 @@ fn seed(
     } else if escape {
         Seed::Escape
     } else if forward == 0 {
-        Seed::Unknown
+        Seed::Open(sideways)
     } else {
         Seed::At(lose_at, true)
     }
@@ -624,9 +630,11 @@ fn rebase<C: Cells, E>(codes: &mut Codes<C>, base: u32, threads: usize) -> Resul
     Ok(())
 }
 
-/// Checks the positions waiting for `level` to be lost (in the tiles
-/// `waiting`): a position whose sideways moves do not all lead to wins
-/// decided before `level` is undecided again. Returns the slots scanned.
+/// Checks the positions a seed put off to be lost at `level` (in the
+/// tiles `waiting`), before the level's retreat: one whose sideways moves
+/// do not all lead to wins decided before `level` is undecided again,
+/// with the count of those not won before `level - 1` (the retreat that
+/// follows takes off the wins at `level - 1`). Returns the slots scanned.
 fn check_waiting<C: Cells>(
     shape: &Shape,
     codes: &Codes<C>,
@@ -652,11 +660,19 @@ fn check_waiting<C: Cells>(
                 }
                 let black = shape.black_set(block, bi);
                 let white = shape.white_set(block, wi);
-                let held = successors.all(bi, black, white, wi, |child| {
-                    codes.won_before(children.get(child as usize), level)
+                let (mut open, mut open_before) = (0u16, 0u16);
+                successors.all(bi, black, white, wi, |child| {
+                    let code = children.get(child as usize);
+                    if !codes.won_before(code, level) {
+                        open += 1;
+                        open_before += 1;
+                    } else if !codes.won_before(code, level.saturating_sub(1)) {
+                        open_before += 1;
+                    }
+                    true
                 });
-                if !held {
-                    codes.states[i].set(slot, UNKNOWN);
+                if open > 0 {
+                    codes.states[i].set(slot, open_before);
                 }
             }
         }
@@ -666,9 +682,9 @@ fn check_waiting<C: Cells>(
 
 /// Each position decided at `level - 1` (in the tiles `frontier`) tells
 /// its sideways parents: a lost child makes a parent not yet won won at
-/// `level`; a won child makes an undecided parent a loss waiting for
-/// `level`, which [`check_waiting`] then checks once, however many of its
-/// children are won there. Returns the slots scanned.
+/// `level`; a won child takes one off an open parent's count, and the
+/// parent whose count reaches zero is lost at `level`. Returns the slots
+/// scanned.
 fn retreat<C: Cells>(
     shape: &Shape,
     codes: &Codes<C>,
@@ -709,17 +725,23 @@ fn retreat<C: Cells>(
                         let state = parents.get(parent as usize);
                         let decided = if code == lost_child {
                             // Won now, unless won already or no position.
-                            match codes.level(state) {
+                            let won_now = match codes.level(state) {
                                 None => state != NO_POSITION,
                                 Some((l, false)) => l > level,
                                 Some((l, true)) => l >= level,
+                            };
+                            won_now.then_some(won)
+                        } else if (1..=MOST_OPEN).contains(&state) {
+                            // One open move fewer; lost once none is left.
+                            if state > 1 {
+                                parents.set(parent as usize, state - 1);
                             }
+                            (state == 1).then_some(lost)
                         } else {
-                            state == UNKNOWN
+                            None
                         };
-                        if decided {
-                            parents
-                                .set(parent as usize, if code == lost_child { won } else { lost });
+                        if let Some(code) = decided {
+                            parents.set(parent as usize, code);
                             marks.mark_sets(level as u16, p, parent_index, parent_black, bi);
                         }
                     });
@@ -741,7 +763,7 @@ fn tile_slots(tile: &Tile) -> u64 {
 fn finish<C: Cells>(codes: Codes<C>) -> Vec<Solved> {
     let Codes { states, base } = codes;
     let value_of = |code: u16| match code {
-        UNKNOWN | ESCAPE => Dtz::Draw,
+        code if code < FIRST => Dtz::Draw,
         _ => {
             let x = u32::from(code - FIRST);
             let level = base + x / 2;
