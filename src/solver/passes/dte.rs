@@ -328,9 +328,12 @@ fn finish(states: Vec<AtomicU16>, layer: &Layer) -> Result<Solved, SolveError> {
         previous = crate::solver::index::value::encode(value);
         codes.push(previous);
     }
+    let values = Values::from_codes(codes, tally.longest);
     Ok(Solved {
-        values: Values::from_codes(codes, tally.longest),
+        longest: values.longest_win_and_loss(),
+        values,
         tally,
+        positions: None,
     })
 }
 

@@ -1,7 +1,7 @@
 //! Where a level's positions are, for the passes that take a pair's
 //! positions level by level ([`super::dte`], [`super::pass`]): for each
 //! level, a bit for each tile of slots holding a position of that level,
-//! so that a level scans only the tiles marked for it, column by column.
+//! so that a level scans only the tiles marked for it.
 //! Memory: at most [`MAX_LEVEL_MARKS`] bits a level with marks still to
 //! scan, and no lists of positions.
 
@@ -16,10 +16,10 @@ pub(super) const MAX_LEVEL_MARKS: u64 = 1 << 24;
 const SMALLEST_TILE: u32 = 3;
 
 /// A square of slots of one block: up to `1 << tile_bits` black sets by as
-/// many white sets. A level scans the tiles marked for it column by
-/// column, so that the parents a column's positions tell are neighbours
-/// in one row of the partner block (a child's parents keep its black set
-/// as their white set), not slots a row apart.
+/// many white sets. The parents a tile's positions tell lie in the
+/// tile's columns of a few rows of the partner block (a child's parents
+/// keep its black set as their white set), few enough cache lines to stay
+/// in the cache while the tile is scanned, in whatever order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Tile {
     pub side: usize,

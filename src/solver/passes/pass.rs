@@ -74,6 +74,22 @@ trait Cells: Send + Sync + Sized {
     fn len(&self) -> usize;
     fn get(&self, slot: usize) -> u16;
     fn set(&self, slot: usize, code: u16);
+    /// Calls `hit(slot, code)` for each slot of `slots`, in order, whose
+    /// code is at least `low` and under `low + span`.
+    fn scan(
+        &self,
+        slots: std::ops::Range<usize>,
+        low: u16,
+        span: u16,
+        mut hit: impl FnMut(usize, u16),
+    ) {
+        for slot in slots {
+            let code = self.get(slot);
+            if code.wrapping_sub(low) < span {
+                hit(slot, code);
+            }
+        }
+    }
     /// Every slot's `file_code` of its code (called in slot order), as
     /// [`Values`] for distances up to `longest`: in place where the widths
     /// allow.
@@ -103,6 +119,22 @@ impl Cells for Vec<AtomicU8> {
     }
     fn set(&self, slot: usize, code: u16) {
         self[slot].store(code as u8, Ordering::Relaxed);
+    }
+    fn scan(
+        &self,
+        slots: std::ops::Range<usize>,
+        low: u16,
+        span: u16,
+        mut hit: impl FnMut(usize, u16),
+    ) {
+        // A slice's cells, without a bounds check each.
+        let first = slots.start;
+        for (k, cell) in self[slots].iter().enumerate() {
+            let code = u16::from(cell.load(Ordering::Relaxed));
+            if code.wrapping_sub(low) < span {
+                hit(first + k, code);
+            }
+        }
     }
     fn into_values(self, longest: u32, mut file_code: impl FnMut(u16) -> u16) -> Values {
         let code = |cell: AtomicU8| u16::from(cell.into_inner());
@@ -237,7 +269,7 @@ impl Cells for Vec<AtomicU16> {
 /// levels do not fit is solved again in the next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Width {
-    /// One byte a slot: 126 levels.
+    /// One byte a slot: 119 levels.
     Byte,
     /// A byte and a bit: 254 levels. (A solve starts here only in tests:
     /// it reaches it from [`Width::Byte`].)
@@ -652,13 +684,12 @@ fn check_waiting<C: Cells>(
         let block = &layers[i].blocks[tile.block];
         let children = &codes.states[layers.len() - 1 - i];
         let successors = shape.successors(block, layers[layers.len() - 1 - i]);
-        for wi in tile.whites.clone() {
-            for bi in tile.blacks.clone() {
-                let slot = block.slot(bi, wi) as usize;
-                if codes.states[i].get(slot) != lost {
-                    continue;
-                }
-                let black = shape.black_set(block, bi);
+        let width = (tile.whites.end - tile.whites.start) as usize;
+        for bi in tile.blacks.clone() {
+            let first = block.slot(bi, tile.whites.start) as usize;
+            let black = shape.black_set(block, bi);
+            codes.states[i].scan(first..first + width, lost, 1, |slot, _| {
+                let wi = tile.whites.start + (slot - first) as u64;
                 let white = shape.white_set(block, wi);
                 let (mut open, mut open_before) = (0u16, 0u16);
                 successors.all(bi, black, white, wi, |child| {
@@ -674,7 +705,7 @@ fn check_waiting<C: Cells>(
                 if open > 0 {
                     codes.states[i].set(slot, open_before);
                 }
-            }
+            });
         }
     });
     slots
@@ -715,12 +746,11 @@ fn retreat<C: Cells>(
         let children = &codes.states[i];
         let parents = &codes.states[p];
         for tile in &frontier[rows[unit].clone()] {
-            for wi in tile.whites.clone() {
-                for bi in tile.blacks.clone() {
-                    let code = children.get(block.slot(bi, wi) as usize);
-                    if code != won_child && code != lost_child {
-                        continue;
-                    }
+            let width = (tile.whites.end - tile.whites.start) as usize;
+            for bi in tile.blacks.clone() {
+                let first = block.slot(bi, tile.whites.start) as usize;
+                children.scan(first..first + width, won_child, 2, |slot, code| {
+                    let wi = tile.whites.start + (slot - first) as u64;
                     parents_of.visit(bi, wi, |parent, parent_black| {
                         let state = parents.get(parent as usize);
                         let decided = if code == lost_child {
@@ -745,7 +775,7 @@ fn retreat<C: Cells>(
                             marks.mark_sets(level as u16, p, parent_index, parent_black, bi);
                         }
                     });
-                }
+                });
             }
         }
     });
@@ -784,22 +814,37 @@ fn finish<C: Cells>(codes: Codes<C>) -> Vec<Solved> {
                 counts[usize::from(states.get(slot))] += 1;
             }
             let mut tally = Tally::default();
+            let (mut win, mut loss) = (0, 0);
             let mut file_codes = vec![encode(Dtz::Draw); counts.len()];
             for (code, &n) in counts.iter().enumerate() {
                 if n > 0 && code != usize::from(NO_POSITION) {
                     let value = value_of(code as u16);
+                    match value {
+                        Dtz::Win(d) => win = win.max(d),
+                        Dtz::Loss(d) => loss = loss.max(d),
+                        Dtz::Draw => {}
+                    }
                     tally.add_many(value, n);
                     file_codes[code] = encode(value);
                 }
             }
+            let mut positions = vec![0u64; states.len().div_ceil(64)];
+            let mut slot = 0;
             let mut previous = encode(Dtz::Draw);
             let values = states.into_values(tally.longest, |code| {
                 if code != NO_POSITION {
+                    positions[slot / 64] |= 1 << (slot % 64);
                     previous = file_codes[usize::from(code)];
                 }
+                slot += 1;
                 previous
             });
-            Solved { values, tally }
+            Solved {
+                values,
+                tally,
+                longest: (win, loss),
+                positions: Some(positions),
+            }
         })
         .collect()
 }

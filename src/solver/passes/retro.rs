@@ -129,10 +129,15 @@ pub struct Side<'a> {
     pub ahead: Option<(&'a Layer, &'a WdlBits)>,
 }
 
-/// A solved layer: its values (see [`Values`]) and its tallies.
+/// A solved layer: its values (see [`Values`]), its tallies, its
+/// longest win and longest loss, and which of its slots are positions
+/// where the pass had them at hand (a bit a slot, as
+/// [`positions_of`](crate::solver::files::format::positions_of) gives).
 pub struct Solved {
     pub values: Values,
     pub tally: Tally,
+    pub longest: (u32, u32),
+    pub positions: Option<Vec<u64>>,
 }
 
 /// Solves `sides` (one layer, or a layer and its partner): with one byte
@@ -408,7 +413,12 @@ fn finish<C: Cell>(states: Vec<C>) -> Solved {
         let wide: Vec<u16> = states.into_iter().map(value_of).collect();
         Values::from_codes(wide, tally.longest)
     };
-    Solved { values, tally }
+    Solved {
+        longest: values.longest_win_and_loss(),
+        values,
+        tally,
+        positions: None,
+    }
 }
 
 /// Units of work: runs of rows of one block of one layer of a pair.

@@ -117,7 +117,14 @@ pub(super) fn pass_one_pair(
     // a layer whose `.dte` file is there is finished.
     let written = each_at_once(layers.len(), |i| -> Result<u64, LayeredError> {
         let (solved, layer) = (&solved[i], &layers[i]);
-        let positions = format::positions_of(shape, layer);
+        let computed;
+        let positions = match &solved.positions {
+            Some(positions) => positions,
+            None => {
+                computed = format::positions_of(shape, layer);
+                &computed
+            }
+        };
         let mut bytes = 0;
         for content in [Content::Wdl, Content::Distance(Metric::Dte)] {
             bytes += format::write_file(
@@ -126,7 +133,7 @@ pub(super) fn pass_one_pair(
                 content,
                 layer,
                 &solved.values,
-                &positions,
+                positions,
                 solved.tally,
                 content.block_slots(),
                 1,
@@ -139,10 +146,7 @@ pub(super) fn pass_one_pair(
     let mut longest = Vec::new();
     let mut tallies = Vec::new();
     for ((solved, layer), bytes) in solved.into_iter().zip(layers).zip(written) {
-        longest.push((
-            (layer.black, layer.white),
-            solved.values.longest_win_and_loss(),
-        ));
+        longest.push(((layer.black, layer.white), solved.longest));
         tallies.push((solved.tally, bytes));
         if read_as_ahead(shape, layer) {
             let kept = solved.values.bytes() as u64;
@@ -292,10 +296,7 @@ impl Ends {
                 threads,
             )
             .map_err(|e| LayeredError::Io(Metric::Dte.path(dir, layer.black, layer.white), e))?;
-            longest.push((
-                (layer.black, layer.white),
-                solved.values.longest_win_and_loss(),
-            ));
+            longest.push(((layer.black, layer.white), solved.longest));
             if read_as_ahead(shape, layer) {
                 let bytes = solved.values.bytes() as u64;
                 self.handoff.give(layer, solved.values, bytes);
