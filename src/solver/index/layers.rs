@@ -600,6 +600,19 @@ impl Mover<'_> {
         north.count_ones() + south.count_ones()
     }
 
+    /// The cells that, all White's, leave `black` without a move: every
+    /// empty cell a car of it could move to (none if a car is on the last
+    /// file, where it can always leave).
+    pub fn blocked_by(&self, black: u64) -> Option<u64> {
+        if black & self.last_file != 0 {
+            return None;
+        }
+        let north = (black & !self.last_rank) << self.size;
+        let south = black >> self.size;
+        let east = black << 1;
+        Some((north | south | east) & self.full & !black)
+    }
+
     /// Whether Black takes its last car off from `black`: a lone car on
     /// the last file.
     pub fn finishes(&self, black: u64) -> bool {
@@ -865,6 +878,36 @@ mod tests {
             })
             .sum();
         assert_eq!(all, 276_600);
+    }
+
+    /// `blocked_by` names exactly the positions without a move, on every
+    /// position of 4 x 4 and of 5 x 5 with 2 cars a side.
+    #[test]
+    fn the_cells_that_block_a_side_are_those_that_leave_it_no_move() {
+        for (size, cars) in [(4, 3), (5, 2)] {
+            let shape = Shape::new(size, cars).unwrap();
+            let mut blocked = 0;
+            for layer in shape.layers() {
+                for block in &layer.blocks {
+                    let mover = shape.mover(block, None);
+                    for &black in shape.black_sets(block) {
+                        for &white in shape.white_sets(block) {
+                            if black & white != 0 {
+                                continue;
+                            }
+                            let stuck = mover.sideways(black, white) == 0
+                                && mover.forward_count(black, white) == 0;
+                            let by = mover
+                                .blocked_by(black)
+                                .is_some_and(|cells| white & cells == cells);
+                            assert_eq!(by, stuck, "{size}x{size} {black:#x} {white:#x}");
+                            blocked += u32::from(stuck);
+                        }
+                    }
+                }
+            }
+            assert!(blocked > 0, "{size}x{size} has blocked positions");
+        }
     }
 
     #[test]

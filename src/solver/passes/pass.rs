@@ -271,7 +271,7 @@ impl Cells for Vec<AtomicU16> {
 pub enum Width {
     /// One byte a slot: 119 levels.
     Byte,
-    /// A byte and a bit: 254 levels. (A solve starts here only in tests:
+    /// A byte and a bit: 247 levels. (A solve starts here only in tests:
     /// it reaches it from [`Width::Byte`].)
     #[cfg_attr(not(test), allow(dead_code))]
     Ninth,
@@ -590,13 +590,16 @@ fn ends_or_exits(
         let mover = shape.mover(block, None);
         let found = rows.clone().any(|bi| {
             let black = blacks[bi as usize];
-            whites.iter().any(|&white| {
-                black & white == 0
-                    && (mover.finishes(black)
-                        || mover.sideways(black, white) == 0 && {
-                            mover.forward_count(black, white) == 0
-                        })
-            })
+            let apart = |white: u64| black & white == 0;
+            if mover.finishes(black) {
+                whites.iter().any(|&white| apart(white))
+            } else if let Some(cells) = mover.blocked_by(black) {
+                whites
+                    .iter()
+                    .any(|&white| white & cells == cells && apart(white))
+            } else {
+                false
+            }
         });
         out.push(found);
     })

@@ -155,8 +155,9 @@ impl Runs {
 }
 
 /// Tiles a writer counts at most to choose its code (the rest are coded
-/// with the odds their sample gives).
-const SAMPLE_TILES: u64 = 512;
+/// with the odds their sample gives): a quarter of a layer's tiles,
+/// within these bounds (a layer of at most the fewest is counted whole).
+const SAMPLE_TILES: std::ops::RangeInclusive<u64> = 32..=512;
 
 /// Blocks of a `.wdl` file whose runs are counted at most to estimate
 /// what runs would take.
@@ -409,7 +410,8 @@ impl Source<'_> {
         };
         let all = tiles::NEIGHBOURS.len();
         // Every `every`-th tile counted: the odds only start each tile.
-        let every = count.div_ceil(SAMPLE_TILES);
+        let sample = (count / 4).clamp(*SAMPLE_TILES.start(), *SAMPLE_TILES.end());
+        let every = count.div_ceil(sample);
         let sampled = count.div_ceil(every);
         let counted = parallel(
             self.threads,
