@@ -259,9 +259,14 @@ impl Source<'_> {
         let chunks = counted.div_ceil(CHUNK) as usize;
         // The alphabet is what the values hold (a distance file's longest
         // distance is its own, whatever the tally passed says); counted for
-        // each context with room for every value a file may have.
+        // each context with room for every value a file may have: a win, a
+        // draw or a loss, or any distance a file holds.
         let contexts = contexts_of(self.content);
-        let per = (codec::MAX_VALUES * classes) as usize;
+        let most = match self.content {
+            Content::Wdl => 3,
+            Content::Distance(_) => codec::MAX_VALUES,
+        };
+        let per = (most * classes) as usize;
         let counts = parallel(
             self.threads,
             chunks,
@@ -272,7 +277,7 @@ impl Source<'_> {
                 for i in chunk as u64 * CHUNK..((chunk as u64 + 1) * CHUNK).min(counted) {
                     runs.clear();
                     runs_of(i * every, &mut |v, n| {
-                        fits &= u32::from(v) < codec::MAX_VALUES;
+                        fits &= u32::from(v) < most;
                         runs.push((v, n));
                     });
                     if fits {
