@@ -158,8 +158,16 @@ impl SolveArgs {
 }
 
 fn run(args: &SolveArgs) -> Result<(), Box<dyn std::error::Error>> {
-    // The solver frees layers of every size: let the system have them back.
-    crate::memory::map_large_blocks();
+    // The solver frees layers of every size: let the system have them
+    // back (a solve decides for itself, from the size of its pairs).
+    let solving = args.convert.is_none()
+        && args.verify.is_none()
+        && args.playout.is_none()
+        && args.reach.is_none()
+        && args.dte.is_none();
+    if args.mpi || !solving {
+        crate::memory::map_large_blocks();
+    }
     if args.mpi {
         return run_mpi(args);
     }

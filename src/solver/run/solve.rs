@@ -56,6 +56,15 @@ pub fn solve_on(
         .map(|layers| layers.iter().map(|l| l.slots).sum::<u64>())
         .max()
         .unwrap_or(0);
+    // Where the floor, not the largest pair, sets the budget, the pairs
+    // are small: the allocator's own heaps serve their blocks again
+    // without a page fault (5 x 5: about a second of CPU), and the peak
+    // stays far below the floor. Elsewhere large blocks go back to the
+    // system as they are freed, or the heaps would hold far more than
+    // the budget.
+    if !plan.with_dte || PASS_BYTES_PER_SLOT * largest > PASS_SMALLEST_BUDGET {
+        crate::memory::map_large_blocks();
+    }
     let (memory, keep) = if plan.with_dte {
         let all = (PASS_BYTES_PER_SLOT * largest).max(PASS_SMALLEST_BUDGET);
         let keep = all / 8;
