@@ -105,15 +105,19 @@ impl Marks {
     /// [`Marks::mark`] of the slot with black set `black` and white set
     /// `white` of the block: no division.
     pub fn mark_sets(&self, level: u16, i: usize, block: usize, black: u64, white: u64) {
+        self.of_block(level, i, block).mark(black, white);
+    }
+
+    /// The marks of `level` in block `block` of side `i`, looked up once
+    /// for a run of [`BlockMarks::mark`].
+    pub fn of_block(&self, level: u16, i: usize, block: usize) -> BlockMarks<'_> {
         let tiling = &self.tilings[self.first_tiling[i] + block];
-        let tile =
-            tiling.first + (black >> self.tile_bits) * tiling.across + (white >> self.tile_bits);
-        let bits = self.levels[level as usize]
-            .get_or_init(|| (0..self.words).map(|_| AtomicU64::new(0)).collect());
-        let word = &bits[(tile / 64) as usize];
-        let bit = 1 << (tile % 64);
-        if word.load(Ordering::Relaxed) & bit == 0 {
-            word.fetch_or(bit, Ordering::Relaxed);
+        BlockMarks {
+            bits: self.levels[level as usize]
+                .get_or_init(|| (0..self.words).map(|_| AtomicU64::new(0)).collect()),
+            first: tiling.first,
+            across: tiling.across,
+            tile_bits: self.tile_bits,
         }
     }
 
@@ -159,6 +163,27 @@ impl Marks {
 
     fn level(&self, level: u16) -> &[AtomicU64] {
         self.levels[level as usize].get().map_or(&[], |bits| bits)
+    }
+}
+
+/// One level's marks in one block ([`Marks::of_block`]).
+pub(super) struct BlockMarks<'a> {
+    bits: &'a [AtomicU64],
+    first: u64,
+    across: u64,
+    tile_bits: u32,
+}
+
+impl BlockMarks<'_> {
+    /// Marks the tile of the slot with black set `black` and white set
+    /// `white`: no division.
+    pub fn mark(&self, black: u64, white: u64) {
+        let tile = self.first + (black >> self.tile_bits) * self.across + (white >> self.tile_bits);
+        let word = &self.bits[(tile / 64) as usize];
+        let bit = 1 << (tile % 64);
+        if word.load(Ordering::Relaxed) & bit == 0 {
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
     }
 }
 

@@ -776,6 +776,7 @@ fn retreat<C: Cells>(
         let parents_of = shape.parents(block, layers[p]);
         let children = &codes.states[i];
         let parents = &codes.states[p];
+        let marked = marks.of_block(level as u16, p, parent_index);
         for tile in &frontier[rows[unit].clone()] {
             let width = (tile.whites.end - tile.whites.start) as usize;
             for bi in tile.blacks.clone() {
@@ -803,7 +804,7 @@ fn retreat<C: Cells>(
                         };
                         if let Some(code) = decided {
                             parents.set(parent as usize, code);
-                            marks.mark_sets(level as u16, p, parent_index, parent_black, bi);
+                            marked.mark(parent_black, bi);
                         }
                     });
                 });
