@@ -20,11 +20,14 @@ pub struct Job {
     pub bytes: u64,
 }
 
-/// What the jobs may use at once.
+/// What the jobs may use at once, and whether they start strictly in
+/// their order (`in_order`: so that which jobs have started when a run
+/// stops does not depend on which finished first).
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     pub threads: usize,
     pub bytes: u64,
+    pub in_order: bool,
 }
 
 /// Whether to start more jobs after one has finished.
@@ -62,9 +65,13 @@ pub fn run<T: Send>(
         let mut stopping = false;
         loop {
             while !stopping && !running_alone && running < threads {
-                let ready = (0..jobs.len())
-                    .find(|&i| !started[i] && jobs[i].after.iter().all(|&j| done[j]));
-                let Some(i) = ready else { break };
+                let ready = |i: usize| jobs[i].after.iter().all(|&j| done[j]);
+                let next = if budget.in_order {
+                    (0..jobs.len()).find(|&i| !started[i]).filter(|&i| ready(i))
+                } else {
+                    (0..jobs.len()).find(|&i| !started[i] && ready(i))
+                };
+                let Some(i) = next else { break };
                 let job = &jobs[i];
                 let inner = if alone(job) {
                     if running > 0 {
@@ -120,6 +127,7 @@ mod tests {
     const TWO_THREADS: Budget = Budget {
         threads: 2,
         bytes: 100,
+        in_order: false,
     };
 
     /// A chain 0 <- 1 <- 2 and two free jobs 3, 4.
@@ -186,6 +194,30 @@ mod tests {
         assert_eq!(seen.len(), 5);
     }
 
+    /// In order, a free job waits for the chain before it to start, so
+    /// the jobs start in their order whatever finishes first.
+    #[test]
+    fn jobs_in_order_start_in_their_order() {
+        for _ in 0..20 {
+            let mut starts = Vec::new();
+            run(
+                &jobs([1; 5]),
+                vec![false; 5],
+                Budget {
+                    in_order: true,
+                    ..TWO_THREADS
+                },
+                |i, _| std::thread::sleep(std::time::Duration::from_millis(5 - i as u64)),
+                |i| {
+                    starts.push(i);
+                    Flow::Continue
+                },
+                |_, ()| Flow::Continue,
+            );
+            assert_eq!(starts, [0, 1, 2, 3, 4]);
+        }
+    }
+
     #[test]
     fn done_jobs_are_skipped_and_a_stop_starts_nothing_new() {
         let ran = Mutex::new(Vec::new());
@@ -195,6 +227,7 @@ mod tests {
             Budget {
                 threads: 1,
                 bytes: 100,
+                in_order: false,
             },
             |i, threads| {
                 assert_eq!(threads, 1);

@@ -510,6 +510,9 @@ pub(super) fn each_pair(
             schedule::Budget {
                 threads,
                 bytes: memory,
+                // A run asked to stop part-way stops at the same pair
+                // every time.
+                in_order: stop_after_layers.is_some(),
             },
             |i, threads| maker.make(&pairs[i], threads),
             start,
