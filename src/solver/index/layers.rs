@@ -592,12 +592,22 @@ pub struct Mover<'a> {
 }
 
 impl Mover<'_> {
+    /// The cells one step north, south and east of Black's cars, on the
+    /// board (none north of the last rank, none east of the last file:
+    /// from there a car leaves).
+    #[inline]
+    fn steps(&self, black: u64) -> (u64, u64, u64) {
+        let north = (black & !self.last_rank) << self.size;
+        let south = black >> self.size;
+        let east = (black & !self.last_file) << 1;
+        (north, south, east)
+    }
+
     /// Number of sideways moves from `(black, white)`.
     pub fn sideways(&self, black: u64, white: u64) -> u32 {
         let empty = self.full & !(black | white);
-        let north = ((black & !self.last_rank) << self.size) & empty;
-        let south = (black >> self.size) & empty;
-        north.count_ones() + south.count_ones()
+        let (north, south, _) = self.steps(black);
+        (north & empty).count_ones() + (south & empty).count_ones()
     }
 
     /// The cells that, all White's, leave `black` without a move: every
@@ -607,10 +617,8 @@ impl Mover<'_> {
         if black & self.last_file != 0 {
             return None;
         }
-        let north = (black & !self.last_rank) << self.size;
-        let south = black >> self.size;
-        let east = black << 1;
-        Some((north | south | east) & self.full & !black)
+        let (north, south, east) = self.steps(black);
+        Some((north | south | east) & !black)
     }
 
     /// Whether Black takes its last car off from `black`: a lone car on
@@ -622,7 +630,7 @@ impl Mover<'_> {
     /// Number of forward moves and exits from `(black, white)`.
     pub fn forward_count(&self, black: u64, white: u64) -> u32 {
         let empty = self.full & !(black | white);
-        let east = ((black & !self.last_file) << 1) & empty;
+        let east = self.steps(black).2 & empty;
         ((black & self.last_file) | east >> 1).count_ones()
     }
 
@@ -640,7 +648,7 @@ impl Mover<'_> {
     ) -> (u32, bool) {
         let empty = self.full & !(black | white);
         let exits = black & self.last_file;
-        let east = ((black & !self.last_file) << 1) & empty;
+        let east = self.steps(black).2 & empty;
         if self.cars == 1 && exits != 0 {
             return (1, true);
         }
