@@ -250,6 +250,63 @@ fn a_stopped_solve_resumes_to_the_same_files() {
     std::fs::remove_dir_all(&parts).unwrap();
 }
 
+/// The share of the slots each `solved pair` line ends with, in order,
+/// and whether the line says what is left.
+fn shares_done(text: &str) -> Vec<(f64, bool)> {
+    text.lines()
+        .filter(|line| line.starts_with("solved pair "))
+        .map(|line| {
+            let (_, tail) = line.rsplit_once("disk ").expect("a disk figure");
+            let share = tail
+                .split_once(", ")
+                .and_then(|(_, rest)| rest.split_once("% of the slots"))
+                .unwrap_or_else(|| panic!("no share of the slots: {line}"))
+                .0;
+            let left = line.ends_with(" to go at this run's pace");
+            (share.parse().expect("a share in per cent"), left)
+        })
+        .collect()
+}
+
+#[test]
+fn the_pair_lines_say_how_much_of_a_solve_is_done_and_what_is_left() {
+    let _cpu = shared();
+    let dir = scratch("share-done");
+    let out = dir.to_str().unwrap();
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--size",
+        "4",
+        "--out",
+        out,
+        "--stop-after-layers",
+        "20",
+    ]);
+    assert!(ok, "{text}");
+    let first = shares_done(&text);
+    // A resumed run counts the pairs it finds on disk.
+    let (ok, text) = dodgem(&["solve", "--size", "4", "--out", out]);
+    assert!(ok, "{text}");
+    let second = shares_done(&text);
+    assert!(!first.is_empty() && !second.is_empty(), "{text}");
+    let all: Vec<_> = first.iter().chain(&second).collect();
+    for pair in all.windows(2) {
+        assert!(pair[0].0 <= pair[1].0, "the share never falls: {all:?}");
+    }
+    assert!(second[0].0 > 0.0, "the pairs on disk count: {all:?}");
+    let (&last, before) = all.split_last().unwrap();
+    assert_eq!(
+        *last,
+        (100.0, false),
+        "the last pair ends the solve: {all:?}"
+    );
+    assert!(
+        before.iter().all(|&&(share, left)| share < 100.0 && left),
+        "{all:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn one_thread_and_pairs_side_by_side_write_the_same_files() {
     let _cpu = shared();
