@@ -466,31 +466,29 @@ fn layered_solve(
     let mut solved_slots = 0u64;
     let mut done_slots = 0u64;
     let mut solving_seconds = 0.0;
-    // When this run solved its first pair: its pace counts from there.
+    // When this run's first solved pair started: its pace counts from there.
     let mut solving_since = None;
     let mut disk = 0u64;
-    let mut first_solved = true;
     let mut first_line = true;
     let mut on_pair = |pair: &PairDone| {
         disk += pair.bytes;
         bar.inc(pair.slots);
         done_slots += pair.slots;
         if !pair.resumed {
-            // Its first pair started this run's pace.
-            solving_since.get_or_insert_with(|| {
+            if solving_since.is_none() {
+                // Pairs found on disk went by at once: the bar's and the
+                // lines' pace count from the start of this run's first pair.
+                bar.reset_eta();
                 let now = Instant::now();
-                Duration::try_from_secs_f64(pair.seconds)
-                    .ok()
-                    .and_then(|spent| now.checked_sub(spent))
-                    .unwrap_or(now)
-            });
+                solving_since = Some(
+                    Duration::try_from_secs_f64(pair.seconds)
+                        .ok()
+                        .and_then(|spent| now.checked_sub(spent))
+                        .unwrap_or(now),
+                );
+            }
             solved_slots += pair.slots;
             solving_seconds += pair.seconds;
-            if first_solved {
-                // Pairs found on disk went by at once: time from here.
-                bar.reset_eta();
-                first_solved = false;
-            }
         }
         let rate = solved_slots as f64 / solving_seconds.max(1e-9);
         bar.set_message(format!(
