@@ -6,9 +6,10 @@ and losses of each for the side to move.
 
 Only Black to move is stored: the White-to-move positions of layer (a, b)
 are, reflected in the diagonal with the colours swapped, the Black-to-move
-positions of layer (b, a), with the same values. The headers of both
-table formats (1 and 2) hold the counts at the same place (bytes 32..56
-of the `.dtz` file: wins, draws, losses, little-endian).
+positions of layer (b, a), with the same values. Every layer file format
+holds the counts at the same place (bytes 32..56 of the header: wins,
+draws, losses, little-endian). A layer's `.wdl` file is read where there
+is one (the one pass's tables), else its `.dtz` file (the two passes').
 
 Usage: tools/tables/layer_census.py DIR > census.tsv
 A check of the totals against `dodgem solve`'s summary is printed on
@@ -33,9 +34,13 @@ def counts(path):
 def main():
     directory = sys.argv[1]
     layers = {}
-    for path in glob.glob(os.path.join(directory, "layer-*-*.dtz")):
-        a, b = map(int, re.search(r"layer-(\d+)-(\d+)\.dtz$", path).groups())
-        layers[(a, b)] = counts(path)
+    for path in sorted(glob.glob(os.path.join(directory, "layer-*-*.*"))):
+        found = re.search(r"layer-(\d+)-(\d+)\.(wdl|dtz)$", path)
+        if not found:
+            continue
+        a, b = int(found.group(1)), int(found.group(2))
+        if found.group(3) == "wdl" or (a, b) not in layers:
+            layers[(a, b)] = counts(path)
     print("black_progress\twhite_progress\tpositions_black_to_move\tblack_to_move_wins"
           "\tblack_to_move_draws\tblack_to_move_losses\tpositions_white_to_move"
           "\twhite_to_move_wins\twhite_to_move_draws\twhite_to_move_losses")
