@@ -125,7 +125,7 @@ pub(in crate::solver) fn check_pair(
     threads: usize,
 ) -> Result<Walked, LayeredError> {
     let read = |metric: Metric, layer: &Layer| {
-        format::read_values(dir, kind, metric, layer).map(|(values, _)| values)
+        format::read_values_on(dir, kind, metric, layer, threads).map(|(values, _)| values)
     };
     let read_pair = |metric: Metric| {
         layers

@@ -116,10 +116,7 @@ impl Values {
     pub fn code(&self, slot: u64) -> u16 {
         match self {
             Values::Narrow(v) => u16::from(v[slot as usize]),
-            Values::Packed { low, ninth } => {
-                let high = (ninth[(slot / 64) as usize] >> (slot % 64)) & 1;
-                u16::from(low[slot as usize]) | (high as u16) << 8
-            }
+            Values::Packed { low, ninth } => packed_code(low, ninth, slot as usize),
             Values::Wide(v) => v[slot as usize],
         }
     }
@@ -174,16 +171,30 @@ impl Values {
         let i = slot as usize;
         match self {
             Values::Narrow(v) => v[i] = code as u8,
-            Values::Packed { low, ninth } => {
-                low[i] = code as u8;
-                let bit = 1u64 << (i % 64);
-                if code >> 8 & 1 == 1 {
-                    ninth[i / 64] |= bit;
-                } else {
-                    ninth[i / 64] &= !bit;
-                }
-            }
+            Values::Packed { low, ninth } => set_packed(low, ninth, i, code),
             Values::Wide(v) => v[i] = code,
+        }
+    }
+
+    /// The values cut into parts of `slots_each` slots (the last may be
+    /// shorter), in order, for threads to fill side by side.
+    ///
+    /// # Panics
+    /// If `slots_each` is not a positive multiple of 64 (a word of the
+    /// ninth bits).
+    pub fn parts_mut(&mut self, slots_each: usize) -> Vec<Part<'_>> {
+        assert!(
+            slots_each > 0 && slots_each.is_multiple_of(64),
+            "parts of whole words"
+        );
+        match self {
+            Values::Narrow(v) => v.chunks_mut(slots_each).map(Part::Narrow).collect(),
+            Values::Packed { low, ninth } => low
+                .chunks_mut(slots_each)
+                .zip(ninth.chunks_mut(slots_each / 64))
+                .map(|(low, ninth)| Part::Packed { low, ninth })
+                .collect(),
+            Values::Wide(v) => v.chunks_mut(slots_each).map(Part::Wide).collect(),
         }
     }
 
@@ -211,6 +222,55 @@ impl Values {
             Values::Narrow(v) => v.len(),
             Values::Packed { low, ninth } => low.len() + ninth.len() * 8,
             Values::Wide(v) => v.len() * 2,
+        }
+    }
+}
+
+/// The code of slot `i` of values of nine bits: its low byte, and its
+/// bit of `ninth`.
+#[inline]
+fn packed_code(low: &[u8], ninth: &[u64], i: usize) -> u16 {
+    let high = (ninth[i / 64] >> (i % 64)) & 1;
+    u16::from(low[i]) | (high as u16) << 8
+}
+
+#[inline]
+fn set_packed(low: &mut [u8], ninth: &mut [u64], i: usize, code: u16) {
+    low[i] = code as u8;
+    let bit = 1u64 << (i % 64);
+    if code >> 8 & 1 == 1 {
+        ninth[i / 64] |= bit;
+    } else {
+        ninth[i / 64] &= !bit;
+    }
+}
+
+/// A run of slots of [`Values`] ([`Values::parts_mut`]), its slots
+/// counted from the part's first.
+pub enum Part<'a> {
+    Narrow(&'a mut [u8]),
+    Packed {
+        low: &'a mut [u8],
+        ninth: &'a mut [u64],
+    },
+    Wide(&'a mut [u16]),
+}
+
+impl Part<'_> {
+    /// Replaces each code of the slots `range` by `new(code)` (which the
+    /// part's form holds).
+    #[inline]
+    pub fn update(&mut self, range: std::ops::Range<usize>, new: impl Fn(u16) -> u16) {
+        match self {
+            Part::Narrow(v) => v[range]
+                .iter_mut()
+                .for_each(|x| *x = new(u16::from(*x)) as u8),
+            Part::Packed { low, ninth } => {
+                for i in range {
+                    set_packed(low, ninth, i, new(packed_code(low, ninth, i)));
+                }
+            }
+            Part::Wide(v) => v[range].iter_mut().for_each(|x| *x = new(*x)),
         }
     }
 }

@@ -101,7 +101,9 @@ pub(super) fn pass_one_pair(
     let read = |layer: &Layer| -> Result<Values, LayeredError> {
         match ends.handoff.take(layer) {
             Some(values) => Ok(values),
-            None => Ok(format::read_values(&plan.dir, plan.kind, Metric::Dte, layer)?.0),
+            None => {
+                Ok(format::read_values_on(&plan.dir, plan.kind, Metric::Dte, layer, threads)?.0)
+            }
         }
     };
     let solved = pass_pair(

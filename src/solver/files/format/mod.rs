@@ -92,8 +92,8 @@ pub use header::{BlockCode, Header, Index};
 pub use reader::LayerFile;
 pub use stored::{code_of, wdl_value};
 pub use values::{
-    open_required, read_header, read_layer, read_values, read_values_header, read_wdl, write_layer,
-    write_metric, write_values,
+    open_required, read_header, read_layer, read_values, read_values_header, read_values_on,
+    read_wdl, write_layer, write_metric, write_values,
 };
 pub use writer::{is_set, positions_of, write_file};
 

@@ -18,7 +18,7 @@ use super::header::{
 };
 use super::reader::{Entry, LayerFile};
 use super::stored::stored;
-use super::values::{open_required, read_values, read_wdl};
+use super::values::{open_required, read_in_parts, read_values, read_wdl};
 use super::writer::{Source, is_set, positions_of, write_file};
 use super::{
     BOUND_HEADER_LEN, HEADER_LEN, LAYER_VERSION, MANIFEST, OLD_VERSION, UNBOUND_VERSION, VERSION,
@@ -83,6 +83,15 @@ fn files_round_trip_and_probe_position_by_position() {
         write(&dir, kind, &layer, &values, tally, block);
         let (read, read_tally) = read_values(&dir, kind, Metric::Dtz, &layer).unwrap();
         assert_eq!(read_tally.longest, longest);
+        // Read in parts by two threads, parts that cut blocks and tiles:
+        // the same values.
+        for part_slots in [64, 192, 4096] {
+            let (parts, _) = read_in_parts(&dir, kind, Metric::Dtz, &layer, 2, part_slots).unwrap();
+            assert!(
+                parts == read,
+                "parts of {part_slots} slots, longest {longest}"
+            );
+        }
         let wdl = LayerFile::open(&dir, kind, Content::Wdl, &layer)
             .unwrap()
             .unwrap();

@@ -7,7 +7,9 @@ use std::io;
 use std::path::Path;
 
 use crate::solver::index::layers::{Layer, Shape};
-use crate::solver::index::value::{Tally, Values, WdlBits};
+use parking_lot::Mutex;
+
+use crate::solver::index::value::{Part, Tally, Values, WdlBits};
 
 use super::directory::{Content, Kind, Metric};
 use super::error::LayerError;
@@ -76,25 +78,78 @@ pub fn read_values(
     metric: Metric,
     layer: &Layer,
 ) -> Result<(Values, Tally), LayerError> {
+    read_values_on(dir, kind, metric, layer, 1)
+}
+
+/// Slots a thread of [`read_values_on`] decodes at a time: a part of the
+/// values, and about a band of tiles or less beside it decoded twice
+/// (once for each part it touches).
+const READ_PART_SLOTS: usize = 1 << 24;
+
+/// [`read_values`] on `threads` threads, each decoding a part of the
+/// layer's slots from both files.
+///
+/// # Errors
+/// As [`read_values`] (the first error a thread meets).
+pub fn read_values_on(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+    threads: usize,
+) -> Result<(Values, Tally), LayerError> {
+    read_in_parts(dir, kind, metric, layer, threads, READ_PART_SLOTS)
+}
+
+/// [`read_values_on`] in parts of `part_slots` slots (a multiple of 64).
+pub(super) fn read_in_parts(
+    dir: &Path,
+    kind: Kind,
+    metric: Metric,
+    layer: &Layer,
+    threads: usize,
+    part_slots: usize,
+) -> Result<(Values, Tally), LayerError> {
     let wdl = open_required(dir, kind, Content::Wdl, layer)?;
     let distances = open_required(dir, kind, Content::Distance(metric), layer)?;
     let tally = distances.header().tally;
     let mut values = Values::draws(layer.slots as usize, tally.longest);
-    wdl.each_run(|first, value, length| {
-        if value != 0 {
-            for slot in first..first + length {
-                values.set(slot, value);
-            }
+    let parts: Vec<Mutex<Part>> = values
+        .parts_mut(part_slots)
+        .into_iter()
+        .map(Mutex::new)
+        .collect();
+    let errors = crate::solver::parallel(threads, parts.len(), |p, errors| {
+        let mut part = parts[p].lock();
+        let first = (p * part_slots) as u64;
+        let end = first + part_slots as u64;
+        let range = |start: u64, length: u64| {
+            let at = (start - first) as usize;
+            at..at + length as usize
+        };
+        let read = wdl
+            .runs_between(first, end, |start, value, length| {
+                if value != 0 {
+                    part.update(range(start, length), |_| value);
+                }
+            })
+            // A file's code has no value beyond its header's longest
+            // distance (checked at open), so every code fits `values`.
+            .and_then(|()| {
+                distances.runs_between(first, end, |start, distance, length| {
+                    part.update(range(start, length), |sign| code_of(sign, distance));
+                })
+            });
+        if let Err(error) = read {
+            errors.push((p, error));
         }
-    })?;
-    // A file's code has no value beyond its header's longest distance
-    // (checked at open), so every code fits `values`.
-    distances.each_run(|first, distance, length| {
-        for slot in first..first + length {
-            values.set(slot, code_of(values.code(slot), distance));
-        }
-    })?;
-    Ok((values, tally))
+    });
+    drop(parts);
+    // The error of the first part that failed, whatever the threads.
+    match errors.into_iter().min_by_key(|&(p, _)| p) {
+        Some((_, error)) => Err(error),
+        None => Ok((values, tally)),
+    }
 }
 
 /// The open `content` file of `layer`; a missing one is an error.
