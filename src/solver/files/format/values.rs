@@ -6,9 +6,9 @@
 use std::io;
 use std::path::Path;
 
-use crate::solver::index::layers::{Layer, Shape};
 use parking_lot::Mutex;
 
+use crate::solver::index::layers::{Layer, Shape};
 use crate::solver::index::value::{Part, Tally, Values, WdlBits};
 
 use super::directory::{Content, Kind, Metric};
