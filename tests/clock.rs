@@ -18,7 +18,8 @@ use crate::common::{
 /// its clock by design would overrun it by far more, every time). The
 /// next clock is charged the harness's figure, as a referee's is, so a
 /// delay the machine adds leaves the engine less time, as it would in a
-/// match.
+/// match. The game may end before the last ply (a threefold repetition,
+/// on some runs): the engine then answers `bestmove (none)`.
 #[test]
 fn a_short_clock_with_increment_never_flags() {
     let _cpu = timing();
@@ -68,6 +69,30 @@ fn a_short_clock_with_increment_never_flags() {
         moves.push(mv.to_string());
     }
     eprintln!("lowest clock after a move: {lowest:?}; most added outside the engine: {slowest:?}");
+    engine.quit();
+}
+
+/// A game that is already over (here a threefold repetition) gets
+/// `bestmove (none)` at once under a clock, which the harness times as no
+/// time of the engine's own, so the game above can end that way.
+#[test]
+fn a_repeated_position_under_a_clock_is_answered_at_once() {
+    let mut engine = Engine::start();
+    engine.send_all(&[
+        "debug on",
+        "position fen 3/B2/2W b moves a2a3 c1b1 a3a2 b1c1 a2a3 c1b1 a3a2 b1c1",
+    ]);
+    let timed = engine.timed_go("go btime 300 wtime 300 binc 20 winc 20");
+    assert_eq!(timed.own, Duration::ZERO);
+    assert_eq!(best_move(timed.lines.last().unwrap()), "(none)");
+    assert!(
+        timed
+            .lines
+            .iter()
+            .any(|line| line == "info string game over: draw by threefold repetition"),
+        "{:#?}",
+        timed.lines
+    );
     engine.quit();
 }
 

@@ -352,7 +352,8 @@ impl Engine {
     }
 
     /// Sends `go ...` to an engine in `debug on` mode and times it both
-    /// ways (see [`Timed`]).
+    /// ways (see [`Timed`]). A game already over (a repetition, say) is
+    /// answered with no search, in no time of the engine's own.
     pub fn timed_go(&mut self, go: &str) -> Timed {
         let sent = self.send(go);
         let (lines, at) = self.read_until(is_bestmove, LONG);
@@ -360,6 +361,9 @@ impl Engine {
             .iter()
             .find_map(|line| {
                 let rest = line.strip_prefix("info string debug: ")?;
+                if rest == "the game is over, nothing to search" {
+                    return Some(0);
+                }
                 let took = rest.strip_suffix(" ms")?.rsplit(" in ").next()?;
                 took.parse().ok()
             })
