@@ -806,7 +806,20 @@ fn the_playout_command_plays_tables_out_as_they_predict() {
             "--quiet",
         ])
     };
-    for (dir, exact) in [(&four, 20), (&five, 0)] {
+    // And 4 x 4 `classic` by the one pass: `.wdl` and `.dte`, no `.dtz`.
+    let one_pass = scratch("playout-4-one-pass");
+    let (ok, text) = dodgem(&[
+        "solve",
+        "--size",
+        "4",
+        "--rules",
+        "classic",
+        "--out",
+        one_pass.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(ok, "{text}");
+    for (dir, exact) in [(&four, 20), (&five, 0), (&one_pass, 20)] {
         let (ok, text) = playout(dir);
         assert!(ok, "{text}");
         assert!(
@@ -861,4 +874,5 @@ fn the_playout_command_plays_tables_out_as_they_predict() {
     assert!(text.contains("not as predicted"), "{text}");
     std::fs::remove_dir_all(&four).unwrap();
     std::fs::remove_dir_all(&five).unwrap();
+    std::fs::remove_dir_all(&one_pass).unwrap();
 }

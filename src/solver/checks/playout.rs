@@ -24,7 +24,7 @@ use crate::board::{self, Color, Outcome, Position};
 use crate::game::Game;
 use crate::notation::{format_move, format_position};
 use crate::search::{Limits, Request, Settings, Signals, TableUse, Tables, search};
-use crate::solver::files::format::read_header;
+use crate::solver::files::format::{Metric, read_values_header};
 use crate::solver::index::value::Dtz;
 use crate::tablebase::Layered;
 
@@ -172,14 +172,21 @@ pub fn playout(
 /// are taken to have none.
 const GIVE_UP: usize = 50_000;
 
-/// The longest distance to progress any layer of the tables stores.
+/// The longest distance to progress any layer of the tables stores; in
+/// tables of the one pass, which store none, the longest distance to the
+/// end (which bounds it).
 fn longest_distance(dir: &Path, table: &Layered) -> Result<u32, String> {
     let kind = table.kind();
     let shape = crate::solver::shape_of(kind).map_err(|e| e.to_string())?;
     let mut longest = 0;
     for (a, b) in shape.pairs() {
         for (black, white) in [(a, b), (b, a)] {
-            let header = read_header(dir, kind, &shape.layer(black, white))
+            let layer = shape.layer(black, white);
+            let header = [Metric::Dtz, Metric::Dte]
+                .into_iter()
+                .map(|metric| read_values_header(dir, kind, metric, &layer))
+                .find_map(Result::transpose)
+                .transpose()
                 .map_err(|e| e.to_string())?
                 .ok_or_else(|| format!("{}: layer {black}-{white} is missing", dir.display()))?;
             longest = longest.max(header.tally.longest);

@@ -70,6 +70,14 @@ pub const MAX_LEVEL: u32 = 4095;
 trait Cells: Send + Sync + Sized {
     /// Levels a pair's codes hold, from its base.
     const LEVELS: u32;
+    /// The width these cells are.
+    const WIDTH: Width;
+    /// The cells a pair whose levels outgrow these goes on in.
+    type Wider: Cells;
+    /// These cells as [`Cells::Wider`] ones holding the same codes, where
+    /// that costs little memory; `None` where the pair must be solved
+    /// again in wider cells.
+    fn widen(self) -> Option<Self::Wider>;
     fn zeroed(slots: usize) -> Self;
     fn len(&self) -> usize;
     fn get(&self, slot: usize) -> u16;
@@ -114,6 +122,14 @@ fn new_values(slots: usize, longest: u32, mut code: impl FnMut(usize) -> u16) ->
 
 impl Cells for Vec<AtomicU8> {
     const LEVELS: u32 = (256 - FIRST as u32) / 2;
+    const WIDTH: Width = Width::Byte;
+    type Wider = Ninth;
+    /// A ninth bit a slot beside the bytes, all clear: every code reads
+    /// as it did.
+    fn widen(self) -> Option<Ninth> {
+        let high = crate::memory::zeroed_vec(self.len().div_ceil(64));
+        Some(Ninth { low: self, high })
+    }
     fn zeroed(slots: usize) -> Self {
         crate::memory::zeroed_vec(slots)
     }
@@ -194,6 +210,13 @@ struct Ninth {
 
 impl Cells for Ninth {
     const LEVELS: u32 = (512 - FIRST as u32) / 2;
+    const WIDTH: Width = Width::Ninth;
+    type Wider = Vec<AtomicU16>;
+    /// Two bytes a slot beside these would pass the memory a pair is
+    /// given: the pair is solved again instead.
+    fn widen(self) -> Option<Vec<AtomicU16>> {
+        None
+    }
     fn zeroed(slots: usize) -> Self {
         Ninth {
             low: crate::memory::zeroed_vec(slots),
@@ -264,6 +287,11 @@ impl Cells for Ninth {
 
 impl Cells for Vec<AtomicU16> {
     const LEVELS: u32 = MAX_LEVEL + 1;
+    const WIDTH: Width = Width::Wide;
+    type Wider = Self;
+    fn widen(self) -> Option<Self> {
+        None
+    }
     fn zeroed(slots: usize) -> Self {
         crate::memory::zeroed_vec(slots)
     }
@@ -290,14 +318,14 @@ impl Cells for Vec<AtomicU16> {
 }
 
 /// The storage a pair's codes start in ([`solve_pair`]); a pair whose
-/// levels do not fit is solved again in the next.
+/// levels outgrow one byte goes on with a ninth bit, and one whose levels
+/// outgrow that is solved again in two bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Width {
     /// One byte a slot: 119 levels.
     Byte,
-    /// A byte and a bit: 247 levels. (A solve starts here only in tests:
-    /// it reaches it from [`Width::Byte`].)
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// A byte and a bit: 247 levels. (A solve starts here only in tests,
+    /// or again after its seeds passed a byte.)
     Ninth,
     /// Two bytes: every level to [`MAX_LEVEL`].
     Wide,
@@ -309,6 +337,22 @@ impl Width {
     pub fn starting(two_bytes: bool) -> Width {
         if two_bytes { Width::Wide } else { Width::Byte }
     }
+
+    /// The next width up (two bytes is the widest).
+    fn wider(self) -> Width {
+        match self {
+            Width::Byte => Width::Ninth,
+            Width::Ninth | Width::Wide => Width::Wide,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Width::Byte => "one byte",
+            Width::Ninth => "nine bits",
+            Width::Wide => "two bytes",
+        }
+    }
 }
 
 /// One layer of the pair being solved, and the layer `(b, a + 1)` its
@@ -319,11 +363,12 @@ pub struct PassSide<'a> {
 }
 
 /// Solves `sides` (one layer, or a layer and its partner) with one byte a
-/// slot, or again with a ninth bit, and then with two bytes, if the levels
-/// do not fit (starting at `width`). `read_ahead` gives the distances to
-/// the end of a layer ahead ([`Values`] whose distances count plies to the
-/// end); each is read while its side is seeded and dropped after. The
-/// values returned count plies to the end.
+/// slot, going on with a ninth bit beside each byte once the levels pass
+/// what a byte holds, and solving again with two bytes if they pass that
+/// too (starting at `width`). `read_ahead` gives the distances to the end
+/// of a layer ahead ([`Values`] whose distances count plies to the end);
+/// each is read while its side is seeded and dropped after. The values
+/// returned count plies to the end.
 ///
 /// # Errors
 /// What `read_ahead` returns; [`SolveError::TooDeep`] beyond
@@ -337,30 +382,34 @@ pub fn solve_pair<E: From<SolveError>>(
     read_ahead: &(dyn Fn(&Layer) -> Result<Values, E> + Sync),
     width: Width,
 ) -> Result<Vec<Solved>, E> {
-    if width == Width::Byte {
-        match solve_with::<Vec<AtomicU8>, E>(shape, rules, threads, sides, read_ahead) {
-            Err(Failure::Overflow) => {
-                log::info!("levels beyond one byte: solving the pair again with a ninth bit");
+    let mut width = width;
+    loop {
+        let result = match width {
+            Width::Byte => solve_with::<Vec<AtomicU8>, E>(shape, rules, threads, sides, read_ahead),
+            Width::Ninth => solve_with::<Ninth, E>(shape, rules, threads, sides, read_ahead),
+            Width::Wide => {
+                solve_with::<Vec<AtomicU16>, E>(shape, rules, threads, sides, read_ahead)
+            }
+        };
+        match result {
+            Err(Failure::Overflow(full)) if full != Width::Wide => {
+                width = full.wider();
+                log::info!(
+                    "levels beyond {}: solving the pair again in {}",
+                    full.name(),
+                    width.name()
+                );
             }
             result => return result.map_err(Failure::into_error),
         }
     }
-    if width != Width::Wide {
-        match solve_with::<Ninth, E>(shape, rules, threads, sides, read_ahead) {
-            Err(Failure::Overflow) => {
-                log::info!("levels beyond nine bits: solving the pair again with two bytes");
-            }
-            result => return result.map_err(Failure::into_error),
-        }
-    }
-    solve_with::<Vec<AtomicU16>, E>(shape, rules, threads, sides, read_ahead)
-        .map_err(Failure::into_error)
 }
 
 /// Why [`solve_with`] stopped.
 enum Failure<E> {
-    /// A level beyond what the cells hold.
-    Overflow,
+    /// A level beyond what cells of this width hold, where the pair could
+    /// not go on in wider ones.
+    Overflow(Width),
     Solve(SolveError),
     Read(E),
 }
@@ -368,7 +417,7 @@ enum Failure<E> {
 impl<E: From<SolveError>> Failure<E> {
     fn into_error(self) -> E {
         match self {
-            Failure::Overflow => E::from(SolveError::TooDeep(MAX_LEVEL + 1)),
+            Failure::Overflow(_) => E::from(SolveError::TooDeep(MAX_LEVEL + 1)),
             Failure::Solve(error) => E::from(error),
             Failure::Read(error) => error,
         }
@@ -383,6 +432,19 @@ struct Codes<C> {
 }
 
 impl<C: Cells> Codes<C> {
+    /// The same codes in wider cells, where [`Cells::widen`] can.
+    fn widen(self) -> Option<Codes<C::Wider>> {
+        let states = self
+            .states
+            .into_iter()
+            .map(Cells::widen)
+            .collect::<Option<Vec<_>>>()?;
+        Some(Codes {
+            states,
+            base: self.base,
+        })
+    }
+
     /// The code of a win (`lost` false) or loss at `level`, if the cells
     /// hold it.
     fn at(&self, level: u32, lost: bool) -> Option<u16> {
@@ -500,52 +562,87 @@ fn solve_with<C: Cells, E>(
             }
         });
         if errors.take().is_some() {
-            return Err(Failure::Overflow);
+            return Err(Failure::Overflow(C::WIDTH));
         }
     }
     log::debug!("seed: {:.2} s", started.elapsed().as_secs_f64());
-    let levels_started = std::time::Instant::now();
-    let Some(mut level) = marks.next_from(0).map(u32::from) else {
+    let Some(level) = marks.next_from(0).map(u32::from) else {
         return Ok(finish(codes));
     };
-    let mut marks = marks;
-    let mut scanned = 0;
-    loop {
-        if codes.at(level, false).is_none() {
-            return Err(if level > MAX_LEVEL {
-                Failure::Solve(SolveError::TooDeep(level))
+    let levels = Levels {
+        shape,
+        layers: &layers,
+        threads,
+        started: std::time::Instant::now(),
+    };
+    levels.run(codes, marks, level, 0)
+}
+
+/// The levels of a pair's pass, after its seeds.
+struct Levels<'a> {
+    shape: &'a Shape,
+    layers: &'a [&'a Layer],
+    threads: usize,
+    started: std::time::Instant,
+}
+
+impl Levels<'_> {
+    /// Decides the positions level by level from `level` on (`scanned`
+    /// slots scanned so far), going on in wider cells if the levels pass
+    /// what `codes` holds.
+    fn run<C: Cells, E>(
+        &self,
+        codes: Codes<C>,
+        mut marks: Marks,
+        mut level: u32,
+        mut scanned: u64,
+    ) -> Result<Vec<Solved>, Failure<E>> {
+        let (shape, layers, threads) = (self.shape, self.layers, self.threads);
+        loop {
+            if codes.at(level, false).is_none() {
+                if level > MAX_LEVEL {
+                    return Err(Failure::Solve(SolveError::TooDeep(level)));
+                }
+                // Every code so far reads the same in the wider cells.
+                let Some(wider) = codes.widen() else {
+                    return Err(Failure::Overflow(C::WIDTH));
+                };
+                log::info!(
+                    "level {level}: beyond {}, going on in {}",
+                    C::WIDTH.name(),
+                    C::Wider::WIDTH.name()
+                );
+                return self.run(wider, marks, level, scanned);
+            }
+            // The losses a seed put off to this level are checked first: a
+            // check needs only the wins before it, all known by now, and the
+            // level's own losses, from the retreat, need no check.
+            let waiting = marks.tiles(level as u16);
+            scanned += check_waiting(shape, &codes, layers, &waiting, level, threads);
+            if level > codes.base {
+                let frontier = marks.tiles(level as u16 - 1);
+                scanned += retreat(shape, &codes, layers, &marks, &frontier, level, threads);
+                marks.scanned(level as u16 - 1);
+            }
+            let next = if marks.next_from(level as u16) == Some(level as u16) {
+                Some(level + 1)
             } else {
-                Failure::Overflow
-            });
+                marks.next_from(level as u16 + 1).map(u32::from)
+            };
+            match next {
+                Some(next) if next <= MAX_LEVEL => level = next,
+                Some(next) => return Err(Failure::Solve(SolveError::TooDeep(next))),
+                None => break,
+            }
         }
-        // The losses a seed put off to this level are checked first: a
-        // check needs only the wins before it, all known by now, and the
-        // level's own losses, from the retreat, need no check.
-        let waiting = marks.tiles(level as u16);
-        scanned += check_waiting(shape, &codes, &layers, &waiting, level, threads);
-        if level > codes.base {
-            let frontier = marks.tiles(level as u16 - 1);
-            scanned += retreat(shape, &codes, &layers, &marks, &frontier, level, threads);
-            marks.scanned(level as u16 - 1);
-        }
-        let next = if marks.next_from(level as u16) == Some(level as u16) {
-            Some(level + 1)
-        } else {
-            marks.next_from(level as u16 + 1).map(u32::from)
-        };
-        match next {
-            Some(next) if next <= MAX_LEVEL => level = next,
-            Some(next) => return Err(Failure::Solve(SolveError::TooDeep(next))),
-            None => break,
-        }
+        log::debug!(
+            "levels: {:.2} s to level {level} from {}, {scanned} slots scanned of {}",
+            self.started.elapsed().as_secs_f64(),
+            codes.base,
+            codes.states.iter().map(Cells::len).sum::<usize>()
+        );
+        Ok(finish(codes))
     }
-    log::debug!(
-        "levels: {:.2} s to level {level} from {}, {scanned} slots scanned of {}",
-        levels_started.elapsed().as_secs_f64(),
-        codes.base,
-        codes.states.iter().map(Cells::len).sum::<usize>()
-    );
-    Ok(finish(codes))
 }
 
 /// What a position's forward moves say of it.
@@ -662,7 +759,7 @@ fn rebase<C: Cells, E>(codes: &mut Codes<C>, base: u32, threads: usize) -> Resul
     }
     let shift = codes.base - base;
     if shift >= C::LEVELS {
-        return Err(Failure::Overflow);
+        return Err(Failure::Overflow(C::WIDTH));
     }
     let limit = FIRST as u32 + 2 * C::LEVELS;
     let overflow = std::sync::atomic::AtomicBool::new(false);
@@ -688,7 +785,7 @@ fn rebase<C: Cells, E>(codes: &mut Codes<C>, base: u32, threads: usize) -> Resul
     }
     codes.base = base;
     if overflow.load(Ordering::Relaxed) {
-        return Err(Failure::Overflow);
+        return Err(Failure::Overflow(C::WIDTH));
     }
     Ok(())
 }
@@ -881,6 +978,9 @@ fn finish<C: Cells>(codes: Codes<C>) -> Vec<Solved> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+    use std::sync::atomic::AtomicUsize;
+
     use super::*;
     use crate::solver::files::format::Kind;
     use crate::solver::run::in_memory::{dte_in_memory, pass_in_memory, solve_in_memory};
@@ -890,31 +990,129 @@ mod tests {
     /// give, with one byte a slot and (where `every_width`) with a ninth
     /// bit and with two bytes.
     fn agrees_with_the_two_passes(kind: Kind, every_width: bool) {
-        let values = solve_in_memory(kind, 2).unwrap();
-        let ends = dte_in_memory(kind, 2, &values).unwrap();
-        drop(values);
-        let shape = crate::solver::run::plan::shape_of(kind).unwrap();
+        let ends = two_passes(kind);
         let widths = [Width::Byte, Width::Ninth, Width::Wide];
         for width in widths.into_iter().take(if every_width { 3 } else { 1 }) {
             let passed = pass_in_memory(kind, 2, width).unwrap();
-            assert_eq!(passed.len(), ends.len());
-            for (layer, end) in &ends {
-                let new = &passed[layer];
-                let positions = crate::solver::files::format::positions_of(
-                    &shape,
-                    &shape.layer(layer.0, layer.1),
-                );
-                for slot in 0..end.len() as u64 {
-                    if crate::solver::files::format::is_set(&positions, slot) {
-                        assert_eq!(
-                            new.get(slot),
-                            end.get(slot),
-                            "{kind:?} layer {layer:?} slot {slot} ({width:?})"
-                        );
-                    }
+            same_values(kind, &ends, &passed, &format!("{width:?}"));
+        }
+    }
+
+    /// Every layer's distances to the end by the value pass and then the
+    /// distance pass.
+    fn two_passes(kind: Kind) -> HashMap<(u32, u32), Values> {
+        let values = solve_in_memory(kind, 2).unwrap();
+        dte_in_memory(kind, 2, &values).unwrap()
+    }
+
+    /// Every position of `passed` has its value in `ends`.
+    fn same_values(
+        kind: Kind,
+        ends: &HashMap<(u32, u32), Values>,
+        passed: &HashMap<(u32, u32), Values>,
+        what: &str,
+    ) {
+        let shape = crate::solver::run::plan::shape_of(kind).unwrap();
+        assert_eq!(passed.len(), ends.len());
+        for (layer, end) in ends {
+            let new = &passed[layer];
+            let positions =
+                crate::solver::files::format::positions_of(&shape, &shape.layer(layer.0, layer.1));
+            for slot in 0..end.len() as u64 {
+                if crate::solver::files::format::is_set(&positions, slot) {
+                    assert_eq!(
+                        new.get(slot),
+                        end.get(slot),
+                        "{kind:?} layer {layer:?} slot {slot} ({what})"
+                    );
                 }
             }
         }
+    }
+
+    /// Pairs that went on in wider cells part-way ([`Few`]).
+    static WIDENED: AtomicUsize = AtomicUsize::new(0);
+
+    /// Cells of a byte that hold only `L` levels, so that the levels of a
+    /// small board's pairs outgrow them part-way, as those of a 6 x 6 pair
+    /// outgrow a byte's 119.
+    struct Few<const L: u32>(Vec<AtomicU8>);
+
+    impl<const L: u32> Cells for Few<L> {
+        const LEVELS: u32 = L;
+        const WIDTH: Width = Width::Byte;
+        type Wider = Ninth;
+        fn widen(self) -> Option<Ninth> {
+            WIDENED.fetch_add(1, Ordering::Relaxed);
+            self.0.widen()
+        }
+        fn zeroed(slots: usize) -> Self {
+            Few(Cells::zeroed(slots))
+        }
+        fn len(&self) -> usize {
+            Cells::len(&self.0)
+        }
+        fn get(&self, slot: usize) -> u16 {
+            self.0.get(slot)
+        }
+        fn set(&self, slot: usize, code: u16) {
+            self.0.set(slot, code)
+        }
+        fn into_values(self, longest: u32, file_code: impl FnMut(u16) -> u16) -> Values {
+            self.0.into_values(longest, file_code)
+        }
+    }
+
+    /// Every layer of `kind` solved by the one pass in cells `C`, or from
+    /// the start with a ninth bit where its seeds do not fit them.
+    fn pass_in<C: Cells>(kind: Kind) -> HashMap<(u32, u32), Values> {
+        use crate::solver::run::plan::{ahead_of, pair_layers, shape_of};
+        let shape = shape_of(kind).unwrap();
+        let mut solved: HashMap<(u32, u32), Values> = HashMap::new();
+        for layers in pair_layers(&shape) {
+            let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(&shape, l)).collect();
+            let sides: Vec<PassSide> = layers
+                .iter()
+                .zip(&ahead)
+                .map(|(layer, ahead)| PassSide {
+                    layer,
+                    ahead: ahead.as_ref(),
+                })
+                .collect();
+            let read = |layer: &Layer| -> Result<Values, SolveError> {
+                Ok(solved[&(layer.black, layer.white)].clone())
+            };
+            let pair = match solve_with::<C, SolveError>(&shape, kind.rules, 2, &sides, &read) {
+                Err(Failure::Overflow(Width::Byte)) => {
+                    solve_pair(&shape, kind.rules, 2, &sides, &read, Width::Ninth).unwrap()
+                }
+                Ok(pair) => pair,
+                Err(_) => panic!("{kind:?}: the pair {layers:?} fails"),
+            };
+            for (layer, done) in layers.iter().zip(pair) {
+                solved.insert((layer.black, layer.white), done.values);
+            }
+        }
+        solved
+    }
+
+    #[test]
+    fn a_pair_whose_levels_outgrow_its_cells_goes_on_in_wider_ones() {
+        for rules in [Rules::Textbook, Rules::Classic] {
+            let kind = Kind {
+                size: 4,
+                rules,
+                max_cars: 3,
+            };
+            let ends = two_passes(kind);
+            same_values(kind, &ends, &pass_in::<Few<8>>(kind), "8 levels");
+            same_values(kind, &ends, &pass_in::<Few<20>>(kind), "20 levels");
+            same_values(kind, &ends, &pass_in::<Few<40>>(kind), "40 levels");
+        }
+        assert!(
+            WIDENED.load(Ordering::Relaxed) > 0,
+            "no pair went on in wider cells"
+        );
     }
 
     /// Every code a byte and a ninth bit hold reads back as set, beside
