@@ -28,8 +28,10 @@
 //!   code reads as won once the level is reached.
 //!
 //! What is left undecided is a draw. The codes hold levels relative to
-//! the pair's lowest seed; a pair whose levels span more than one byte
-//! holds is solved again with two bytes a slot. A level scans only the
+//! the pair's lowest seed; a pair whose levels pass what a byte holds
+//! goes on from that level with a ninth bit beside each byte (the codes
+//! read the same), and one whose levels pass that too, or whose seeds do
+//! not fit, is solved again in wider cells. A level scans only the
 //! tiles of slots marked for it ([`Marks`]); a unit of work is a row of
 //! tiles, whose children's parents no other unit writes, so plain atomic
 //! loads and stores do and the result does not depend on thread timing.
