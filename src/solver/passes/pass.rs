@@ -30,8 +30,9 @@
 //! What is left undecided is a draw. The codes hold levels relative to
 //! the pair's lowest seed; a pair whose levels pass what a byte holds
 //! goes on from that level with a ninth bit beside each byte (the codes
-//! read the same), and one whose levels pass that too, or whose seeds do
-//! not fit, is solved again in wider cells. A level scans only the
+//! read the same), and a side whose seeds pass it is seeded again with
+//! one; a pair whose levels pass nine bits is solved again in two bytes.
+//! A level scans only the
 //! tiles of slots marked for it ([`Marks`]); a unit of work is a row of
 //! tiles, whose children's parents no other unit writes, so plain atomic
 //! loads and stores do and the result does not depend on thread timing.
@@ -505,79 +506,133 @@ fn solve_with<C: Cells, E>(
         base: u32::MAX,
     };
     let marks = Marks::new(&layers, (MAX_LEVEL + 1) as u16);
-    let errors = FirstError(Mutex::new(None));
     // Positions that end the game (level 0) or are won by Black's last
     // exit (level 1) put the base at 0; otherwise the lowest seed is one
     // more than the shortest distance ahead.
     if ends_or_exits(shape, &layers, &units, threads) {
         codes.base = 0;
     }
-    for (i, side) in sides.iter().enumerate() {
-        let ahead = match side.ahead {
-            Some(layer) => Some((layer, read_ahead(layer).map_err(Failure::Read)?)),
-            None => None,
-        };
-        if let Some((_, values)) = &ahead {
-            let lowest = shortest(values).map_or(u32::MAX, |e| e + 1);
-            if lowest < codes.base {
-                rebase(&mut codes, lowest, threads)?;
-            }
-        }
-        let seeded = &codes;
-        parallel(threads, units.len(), |unit, _: &mut Vec<()>| {
-            let (s, block_index, ref rows) = units[unit];
-            if s != i {
-                return;
-            }
-            let block = &side.layer.blocks[block_index];
-            let whites = shape.white_sets(block);
-            let blacks = shape.black_sets(block);
-            let mover = shape.mover(block, side.ahead);
-            let values = ahead.as_ref().map(|(_, values)| values);
-            // Column by column, so that the rows of the layer ahead that
-            // the forward moves read stay in cache across the unit's rows.
-            for (wi, &white) in whites.iter().enumerate() {
-                for bi in rows.clone() {
-                    let black = blacks[bi as usize];
-                    let slot = block.slot(bi, wi as u64);
-                    let code = if black & white != 0 {
-                        NO_POSITION
-                    } else {
-                        let seed = seed(rules, &mover, values, bi, black, white, wi as u64);
-                        match seed {
-                            Seed::Open(moves) => moves as u16,
-                            Seed::Escape => ESCAPE,
-                            Seed::At(level, lost) => match seeded.at(level, lost) {
-                                Some(code) => {
-                                    marks.mark_sets(level as u16, i, block_index, bi, wi as u64);
-                                    code
-                                }
-                                None => {
-                                    errors.note(SolveError::TooDeep(level));
-                                    return;
-                                }
-                            },
-                        }
-                    };
-                    seeded.states[i].set(slot as usize, code);
+    let seeding = Seeding {
+        shape,
+        rules,
+        threads,
+        sides,
+        layers: &layers,
+        units: &units,
+        started,
+    };
+    seeding.run(codes, marks, 0, None, read_ahead)
+}
+
+/// The seeds of a pair's pass, side by side, then its levels.
+struct Seeding<'a> {
+    shape: &'a Shape,
+    rules: Rules,
+    threads: usize,
+    sides: &'a [PassSide<'a>],
+    layers: &'a [&'a Layer],
+    units: &'a [(usize, usize, std::ops::Range<u64>)],
+    started: std::time::Instant,
+}
+
+impl Seeding<'_> {
+    /// Seeds the sides from `from` on (`held`: the values ahead of side
+    /// `from`, where already read), going on in wider cells if a seed
+    /// passes what `codes` holds; then runs the levels.
+    fn run<C: Cells, E>(
+        &self,
+        mut codes: Codes<C>,
+        marks: Marks,
+        from: usize,
+        mut held: Option<Values>,
+        read_ahead: &(dyn Fn(&Layer) -> Result<Values, E> + Sync),
+    ) -> Result<Vec<Solved>, Failure<E>> {
+        let (shape, rules, threads, units) = (self.shape, self.rules, self.threads, self.units);
+        let errors = FirstError(Mutex::new(None));
+        for (i, side) in self.sides.iter().enumerate().skip(from) {
+            let ahead = match (held.take(), side.ahead) {
+                (Some(values), _) => Some(values),
+                (None, Some(layer)) => Some(read_ahead(layer).map_err(Failure::Read)?),
+                (None, None) => None,
+            };
+            if let Some(values) = &ahead {
+                let lowest = shortest(values).map_or(u32::MAX, |e| e + 1);
+                if lowest < codes.base {
+                    rebase(&mut codes, lowest, threads)?;
                 }
             }
-        });
-        if errors.take().is_some() {
-            return Err(Failure::Overflow(C::WIDTH));
+            let seeded = &codes;
+            parallel(threads, units.len(), |unit, _: &mut Vec<()>| {
+                let (s, block_index, ref rows) = units[unit];
+                if s != i {
+                    return;
+                }
+                let block = &side.layer.blocks[block_index];
+                let whites = shape.white_sets(block);
+                let blacks = shape.black_sets(block);
+                let mover = shape.mover(block, side.ahead);
+                let values = ahead.as_ref();
+                // Column by column, so that the rows of the layer ahead that
+                // the forward moves read stay in cache across the unit's rows.
+                for (wi, &white) in whites.iter().enumerate() {
+                    for bi in rows.clone() {
+                        let black = blacks[bi as usize];
+                        let slot = block.slot(bi, wi as u64);
+                        let code = if black & white != 0 {
+                            NO_POSITION
+                        } else {
+                            let seed = seed(rules, &mover, values, bi, black, white, wi as u64);
+                            match seed {
+                                Seed::Open(moves) => moves as u16,
+                                Seed::Escape => ESCAPE,
+                                Seed::At(level, lost) => match seeded.at(level, lost) {
+                                    Some(code) => {
+                                        marks.mark_sets(
+                                            level as u16,
+                                            i,
+                                            block_index,
+                                            bi,
+                                            wi as u64,
+                                        );
+                                        code
+                                    }
+                                    None => {
+                                        errors.note(SolveError::TooDeep(level));
+                                        return;
+                                    }
+                                },
+                            }
+                        };
+                        seeded.states[i].set(slot as usize, code);
+                    }
+                }
+            });
+            if errors.take().is_some() {
+                // Every slot of side `i` is seeded again: the others' codes
+                // read the same in the wider cells.
+                let Some(wider) = codes.widen() else {
+                    return Err(Failure::Overflow(C::WIDTH));
+                };
+                log::info!(
+                    "a seed beyond {}: seeding again in {}",
+                    C::WIDTH.name(),
+                    C::Wider::WIDTH.name()
+                );
+                return self.run(wider, marks, i, ahead, read_ahead);
+            }
         }
+        log::debug!("seed: {:.2} s", self.started.elapsed().as_secs_f64());
+        let Some(level) = marks.next_from(0).map(u32::from) else {
+            return Ok(finish(codes));
+        };
+        let levels = Levels {
+            shape,
+            layers: self.layers,
+            threads,
+            started: std::time::Instant::now(),
+        };
+        levels.run(codes, marks, level, 0)
     }
-    log::debug!("seed: {:.2} s", started.elapsed().as_secs_f64());
-    let Some(level) = marks.next_from(0).map(u32::from) else {
-        return Ok(finish(codes));
-    };
-    let levels = Levels {
-        shape,
-        layers: &layers,
-        threads,
-        started: std::time::Instant::now(),
-    };
-    levels.run(codes, marks, level, 0)
 }
 
 /// The levels of a pair's pass, after its seeds.
@@ -1035,9 +1090,9 @@ mod tests {
     /// Pairs that went on in wider cells part-way ([`Few`]).
     static WIDENED: AtomicUsize = AtomicUsize::new(0);
 
-    /// Cells of a byte that hold only `L` levels, so that the levels of a
-    /// small board's pairs outgrow them part-way, as those of a 6 x 6 pair
-    /// outgrow a byte's 119.
+    /// Cells of a byte that hold only `L` levels, so that the seeds and
+    /// levels of a small board's pairs outgrow them part-way, as those of
+    /// a 6 x 6 pair outgrow a byte's 119.
     struct Few<const L: u32>(Vec<AtomicU8>);
 
     impl<const L: u32> Cells for Few<L> {
@@ -1066,7 +1121,8 @@ mod tests {
     }
 
     /// Every layer of `kind` solved by the one pass in cells `C`, or from
-    /// the start with a ninth bit where its seeds do not fit them.
+    /// the start with a ninth bit where moving the base down for a side's
+    /// seeds passes them.
     fn pass_in<C: Cells>(kind: Kind) -> HashMap<(u32, u32), Values> {
         use crate::solver::run::plan::{ahead_of, pair_layers, shape_of};
         let shape = shape_of(kind).unwrap();
