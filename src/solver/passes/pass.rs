@@ -365,6 +365,21 @@ pub struct PassSide<'a> {
     pub ahead: Option<&'a Layer>,
 }
 
+impl<'a> PassSide<'a> {
+    /// The sides of a pair: each of its `layers` with the layer of
+    /// `ahead` beside it.
+    pub fn of(layers: &'a [Layer], ahead: &'a [Option<Layer>]) -> Vec<PassSide<'a>> {
+        layers
+            .iter()
+            .zip(ahead)
+            .map(|(layer, ahead)| PassSide {
+                layer,
+                ahead: ahead.as_ref(),
+            })
+            .collect()
+    }
+}
+
 /// Solves `sides` (one layer, or a layer and its partner) with one byte a
 /// slot, going on with a ninth bit beside each byte once the levels pass
 /// what a byte holds, and solving again with two bytes if they pass that
@@ -435,14 +450,22 @@ struct Codes<C> {
 }
 
 impl<C: Cells> Codes<C> {
-    /// The same codes in wider cells, where [`Cells::widen`] can.
-    fn widen(self) -> Option<Codes<C::Wider>> {
+    /// The same codes in wider cells, where [`Cells::widen`] can (every
+    /// code reads as it did), logged as what `outgrew` these; else the
+    /// overflow of this width.
+    fn widen<E>(self, outgrew: std::fmt::Arguments) -> Result<Codes<C::Wider>, Failure<E>> {
         let states = self
             .states
             .into_iter()
             .map(Cells::widen)
-            .collect::<Option<Vec<_>>>()?;
-        Some(Codes {
+            .collect::<Option<Vec<_>>>()
+            .ok_or(Failure::Overflow(C::WIDTH))?;
+        log::info!(
+            "{outgrew} beyond {}: going on in {}",
+            C::WIDTH.name(),
+            C::Wider::WIDTH.name()
+        );
+        Ok(Codes {
             states,
             base: self.base,
         })
@@ -608,16 +631,9 @@ impl Seeding<'_> {
                 }
             });
             if errors.take().is_some() {
-                // Every slot of side `i` is seeded again: the others' codes
-                // read the same in the wider cells.
-                let Some(wider) = codes.widen() else {
-                    return Err(Failure::Overflow(C::WIDTH));
-                };
-                log::info!(
-                    "a seed beyond {}: seeding again in {}",
-                    C::WIDTH.name(),
-                    C::Wider::WIDTH.name()
-                );
+                // Every slot of side `i` is seeded again; the others keep
+                // their codes.
+                let wider = codes.widen(format_args!("a seed of side {i}"))?;
                 return self.run(wider, marks, i, ahead, read_ahead);
             }
         }
@@ -660,15 +676,7 @@ impl Levels<'_> {
                 if level > MAX_LEVEL {
                     return Err(Failure::Solve(SolveError::TooDeep(level)));
                 }
-                // Every code so far reads the same in the wider cells.
-                let Some(wider) = codes.widen() else {
-                    return Err(Failure::Overflow(C::WIDTH));
-                };
-                log::info!(
-                    "level {level}: beyond {}, going on in {}",
-                    C::WIDTH.name(),
-                    C::Wider::WIDTH.name()
-                );
+                let wider = codes.widen(format_args!("level {level}"))?;
                 return self.run(wider, marks, level, scanned);
             }
             // The losses a seed put off to this level are checked first: a
@@ -1129,14 +1137,7 @@ mod tests {
         let mut solved: HashMap<(u32, u32), Values> = HashMap::new();
         for layers in pair_layers(&shape) {
             let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(&shape, l)).collect();
-            let sides: Vec<PassSide> = layers
-                .iter()
-                .zip(&ahead)
-                .map(|(layer, ahead)| PassSide {
-                    layer,
-                    ahead: ahead.as_ref(),
-                })
-                .collect();
+            let sides = PassSide::of(&layers, &ahead);
             let read = |layer: &Layer| -> Result<Values, SolveError> {
                 Ok(solved[&(layer.black, layer.white)].clone())
             };

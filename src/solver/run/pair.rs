@@ -72,15 +72,14 @@ pub(super) fn pass_pair(
     width: pass::Width,
 ) -> Result<Vec<Solved>, LayeredError> {
     let ahead: Vec<Option<Layer>> = layers.iter().map(|l| ahead_of(shape, l)).collect();
-    let sides: Vec<PassSide> = layers
-        .iter()
-        .zip(&ahead)
-        .map(|(layer, ahead)| PassSide {
-            layer,
-            ahead: ahead.as_ref(),
-        })
-        .collect();
-    pass::solve_pair(shape, rules, threads, &sides, read, width)
+    pass::solve_pair(
+        shape,
+        rules,
+        threads,
+        &PassSide::of(layers, &ahead),
+        read,
+        width,
+    )
 }
 
 /// Solves one pair by the one pass ([`pass`]) and writes each layer's
