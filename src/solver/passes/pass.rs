@@ -30,10 +30,10 @@
 //! What is left undecided is a draw. The codes hold levels relative to
 //! the pair's lowest seed; a pair whose levels pass what a byte holds
 //! goes on from that level with a ninth bit beside each byte (the codes
-//! read the same), and a side whose seeds pass it is seeded again with
-//! one; a pair whose levels pass nine bits is solved again in two bytes.
-//! A level scans only the
-//! tiles of slots marked for it ([`Marks`]); a unit of work is a row of
+//! read the same), and a side whose layer ahead's distances would seed
+//! beyond it takes one before it is seeded (the other side's codes kept);
+//! a pair whose levels pass nine bits is solved again in two bytes. A
+//! level scans only the tiles of slots marked for it ([`Marks`]); a unit of work is a row of
 //! tiles, whose children's parents no other unit writes, so plain atomic
 //! loads and stores do and the result does not depend on thread timing.
 //!
@@ -328,7 +328,8 @@ pub enum Width {
     /// One byte a slot: 119 levels.
     Byte,
     /// A byte and a bit: 247 levels. (A solve starts here only in tests,
-    /// or again after its seeds passed a byte.)
+    /// or again after moving its base down for a side's seeds passed a
+    /// byte.)
     Ninth,
     /// Two bytes: every level to [`MAX_LEVEL`].
     Wide,
@@ -560,8 +561,9 @@ struct Seeding<'a> {
 
 impl Seeding<'_> {
     /// Seeds the sides from `from` on (`held`: the values ahead of side
-    /// `from`, where already read), going on in wider cells if a seed
-    /// passes what `codes` holds; then runs the levels.
+    /// `from`, where already read), going on in wider cells where a layer
+    /// ahead's longest seed would pass what `codes` holds; then runs the
+    /// levels.
     fn run<C: Cells, E>(
         &self,
         mut codes: Codes<C>,
@@ -582,6 +584,15 @@ impl Seeding<'_> {
                 let lowest = shortest(values).map_or(u32::MAX, |e| e + 1);
                 if lowest < codes.base {
                     rebase(&mut codes, lowest, threads)?;
+                }
+                // A side whose seeds would pass what the cells hold goes
+                // into wider ones before it is seeded, not after.
+                if let Some(highest) = longest(values).map(|e| e + 1)
+                    && codes.at(highest, true).is_none()
+                {
+                    let wider =
+                        codes.widen(format_args!("the seeds of side {i} (to {highest})"))?;
+                    return self.run(wider, marks, i, ahead, read_ahead);
                 }
             }
             let seeded = &codes;
@@ -630,11 +641,9 @@ impl Seeding<'_> {
                     }
                 }
             });
-            if errors.take().is_some() {
-                // Every slot of side `i` is seeded again; the others keep
-                // their codes.
-                let wider = codes.widen(format_args!("a seed of side {i}"))?;
-                return self.run(wider, marks, i, ahead, read_ahead);
+            if let Some(error) = errors.take() {
+                // The cells were made to hold the longest seed above.
+                return Err(Failure::Solve(error));
             }
         }
         log::debug!("seed: {:.2} s", self.started.elapsed().as_secs_f64());
@@ -814,6 +823,20 @@ fn shortest(values: &Values) -> Option<u32> {
         Dtz::Win(d) | Dtz::Loss(d) => d,
         Dtz::Draw => 0,
     })
+}
+
+/// The longest distance of a won or lost position of `values`.
+fn longest(values: &Values) -> Option<u32> {
+    // Codes grow with the distance, and a draw's is 0.
+    let best = match values {
+        Values::Narrow(codes) => codes.iter().copied().max().map(u16::from),
+        _ => (0..values.len() as u64).map(|slot| values.code(slot)).max(),
+    };
+    best.filter(|&code| code != 0)
+        .map(|code| match crate::solver::index::value::decode(code) {
+            Dtz::Win(d) | Dtz::Loss(d) => d,
+            Dtz::Draw => 0,
+        })
 }
 
 /// Moves the codes' base down to `base`.
