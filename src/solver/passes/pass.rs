@@ -33,9 +33,10 @@
 //! read the same), and a side whose layer ahead's distances would seed
 //! beyond it takes one before it is seeded (the other side's codes kept);
 //! a pair whose levels pass nine bits is solved again in two bytes. A
-//! level scans only the tiles of slots marked for it ([`Marks`]); a unit of work is a row of
-//! tiles, whose children's parents no other unit writes, so plain atomic
-//! loads and stores do and the result does not depend on thread timing.
+//! level scans only the tiles of slots marked for it ([`Marks`]); a unit
+//! of work is a row of tiles, whose children's parents no other unit
+//! writes, so plain atomic loads and stores do and the result does not
+//! depend on thread timing.
 //!
 //! Memory: the pair's byte a slot, one layer ahead's distances while its
 //! side is seeded, and the marks.
@@ -818,11 +819,7 @@ fn shortest(values: &Values) -> Option<u32> {
             .filter(|&c| c != 0)
             .min(),
     };
-    // Codes grow with the distance.
-    best.map(|code| match crate::solver::index::value::decode(code) {
-        Dtz::Win(d) | Dtz::Loss(d) => d,
-        Dtz::Draw => 0,
-    })
+    best.map(distance_of)
 }
 
 /// The longest distance of a won or lost position of `values`.
@@ -832,11 +829,16 @@ fn longest(values: &Values) -> Option<u32> {
         Values::Narrow(codes) => codes.iter().copied().max().map(u16::from),
         _ => (0..values.len() as u64).map(|slot| values.code(slot)).max(),
     };
-    best.filter(|&code| code != 0)
-        .map(|code| match crate::solver::index::value::decode(code) {
-            Dtz::Win(d) | Dtz::Loss(d) => d,
-            Dtz::Draw => 0,
-        })
+    best.filter(|&code| code != 0).map(distance_of)
+}
+
+/// The distance of a won or lost value's code (codes grow with the
+/// distance).
+fn distance_of(code: u16) -> u32 {
+    match crate::solver::index::value::decode(code) {
+        Dtz::Win(d) | Dtz::Loss(d) => d,
+        Dtz::Draw => 0,
+    }
 }
 
 /// Moves the codes' base down to `base`.
@@ -1229,22 +1231,34 @@ mod tests {
         }
     }
 
-    /// The shortest distance of a won or lost value, in one byte a value
-    /// and in two, draws aside, the largest code too.
+    /// The shortest and longest distances of a won or lost value, in one
+    /// byte a value and in two, draws aside, the largest code too.
     #[test]
-    fn the_shortest_distance_ahead_skips_the_draws() {
+    fn the_shortest_and_longest_distances_ahead_skip_the_draws() {
         let narrow =
             |values: &[Dtz]| Values::Narrow(values.iter().map(|&v| encode(v) as u8).collect());
         let wide = |values: &[Dtz]| Values::Wide(values.iter().map(|&v| encode(v)).collect());
-        let cases: [(&[Dtz], Option<u32>); 4] = [
-            (&[Dtz::Draw, Dtz::Loss(7), Dtz::Win(3), Dtz::Draw], Some(3)),
+        // Values, and their shortest and longest distances.
+        type Case<'a> = (&'a [Dtz], Option<(u32, u32)>);
+        let cases: [Case; 5] = [
+            (
+                &[Dtz::Draw, Dtz::Loss(7), Dtz::Win(3), Dtz::Draw],
+                Some((3, 7)),
+            ),
             (&[Dtz::Draw, Dtz::Draw], None),
-            (&[Dtz::Win(MAX_NARROW_DTZ), Dtz::Draw], Some(MAX_NARROW_DTZ)),
-            (&[Dtz::Loss(0), Dtz::Win(0)], Some(0)),
+            (
+                &[Dtz::Win(MAX_NARROW_DTZ), Dtz::Draw],
+                Some((MAX_NARROW_DTZ, MAX_NARROW_DTZ)),
+            ),
+            (&[Dtz::Loss(0), Dtz::Win(0)], Some((0, 0))),
+            (&[Dtz::Loss(9), Dtz::Win(9), Dtz::Win(2)], Some((2, 9))),
         ];
         for (values, expected) in cases {
-            assert_eq!(shortest(&narrow(values)), expected, "{values:?}");
-            assert_eq!(shortest(&wide(values)), expected, "{values:?}");
+            for form in [narrow(values), wide(values)] {
+                let found = shortest(&form).zip(longest(&form));
+                assert_eq!(found, expected, "{values:?}");
+                assert_eq!(shortest(&form).is_none(), longest(&form).is_none());
+            }
         }
     }
 
