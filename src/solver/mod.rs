@@ -36,15 +36,18 @@
 //!   reach);
 //! - [`run`]: `dodgem solve` and the solve itself (its plan, the driver,
 //!   one pair made, the solves in memory, the distances added, the
-//!   schedule, the MPI cluster).
+//!   schedule, the MPI cluster);
+//! - [`threads`]: work spread over threads, and the threads the pairs
+//!   made side by side share.
 
 mod checks;
 mod files;
 mod index;
 mod passes;
 mod run;
+mod threads;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use threads::parallel;
 
 pub use checks::pair_check::Verified;
 pub use checks::playout::{PlayoutPlan, Playouts, playout};
@@ -123,44 +126,4 @@ pub(crate) fn solve_4x4_in_temp(name: &str, rules: crate::board::Rules) -> std::
     };
     solve_layers(&plan, &mut |_| {}).expect("4 x 4 solves");
     dir
-}
-
-/// Runs `work(unit)` for units `0..units` on all threads; each thread
-/// gathers what `work` pushes, and the results are concatenated.
-fn parallel<T: Send>(
-    threads: usize,
-    units: usize,
-    work: impl Fn(usize, &mut Vec<T>) + Sync,
-) -> Vec<T> {
-    let threads = threads.clamp(1, units.max(1));
-    if threads == 1 {
-        // No thread to start for one unit or one thread.
-        let mut out = Vec::new();
-        for unit in 0..units {
-            work(unit, &mut out);
-        }
-        return out;
-    }
-    let next_unit = AtomicUsize::new(0);
-    let mut gathered = Vec::new();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let unit = next_unit.fetch_add(1, Ordering::Relaxed);
-                        if unit >= units {
-                            break out;
-                        }
-                        work(unit, &mut out);
-                    }
-                })
-            })
-            .collect();
-        for handle in handles {
-            gathered.extend(handle.join().expect("solver thread panicked"));
-        }
-    });
-    gathered
 }

@@ -14,6 +14,7 @@ use crate::solver::index::value::{Tally, Values, WdlBits};
 use crate::solver::passes::dte::{self, DteSide};
 use crate::solver::passes::pass::{self, PassSide};
 use crate::solver::passes::retro::{Side, Solved, solve_pair};
+use crate::solver::threads;
 
 use super::plan::{LayeredError, Plan, ahead_of, read_as_ahead};
 
@@ -373,7 +374,8 @@ impl<T> Handoff<T> {
 }
 
 /// `work(i)` for each `i` in `0..n` on a thread of its own, all at once
-/// (a pair's layers are read and written side by side): the results in
+/// (a pair's layers are read and written side by side; their work
+/// borrows from the job's threads, [`threads::spawn`]): the results in
 /// order, or the first error.
 fn each_at_once<R: Send, E: Send>(
     n: usize,
@@ -381,7 +383,9 @@ fn each_at_once<R: Send, E: Send>(
 ) -> Result<Vec<R>, E> {
     let work = &work;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..n).map(|i| scope.spawn(move || work(i))).collect();
+        let handles: Vec<_> = (0..n)
+            .map(|i| threads::spawn(scope, move || work(i)))
+            .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("a layer's thread panicked"))
