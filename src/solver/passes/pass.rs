@@ -896,34 +896,39 @@ fn check_waiting<C: Cells>(
     let lost = codes.at(level, true).expect("the level's codes fit");
     let slots: u64 = waiting.iter().map(tile_slots).sum();
     let threads = if slots < PARALLEL_SLOTS { 1 } else { threads };
-    parallel(threads, waiting.len(), |t, _: &mut Vec<()>| {
-        let tile = &waiting[t];
-        let i = tile.side;
-        let block = &layers[i].blocks[tile.block];
+    // A unit is a row of tiles: the tiles side by side share cache lines,
+    // which the checks write, so no two threads take them at once.
+    let rows = rows_of(waiting);
+    parallel(threads, rows.len(), |unit, _: &mut Vec<()>| {
+        let first = &waiting[rows[unit].start];
+        let i = first.side;
+        let block = &layers[i].blocks[first.block];
         let children = &codes.states[layers.len() - 1 - i];
         let successors = shape.successors(block, layers[layers.len() - 1 - i]);
-        let width = (tile.whites.end - tile.whites.start) as usize;
-        for bi in tile.blacks.clone() {
-            let first = block.slot(bi, tile.whites.start) as usize;
-            let black = shape.black_set(block, bi);
-            codes.states[i].scan(first..first + width, lost, 1, |slot, _| {
-                let wi = tile.whites.start + (slot - first) as u64;
-                let white = shape.white_set(block, wi);
-                let (mut open, mut open_before) = (0u16, 0u16);
-                successors.all(bi, black, white, wi, |child| {
-                    let code = children.get(child as usize);
-                    if !codes.won_before(code, level) {
-                        open += 1;
-                        open_before += 1;
-                    } else if !codes.won_before(code, level.saturating_sub(1)) {
-                        open_before += 1;
+        for tile in &waiting[rows[unit].clone()] {
+            let width = (tile.whites.end - tile.whites.start) as usize;
+            for bi in tile.blacks.clone() {
+                let first = block.slot(bi, tile.whites.start) as usize;
+                let black = shape.black_set(block, bi);
+                codes.states[i].scan(first..first + width, lost, 1, |slot, _| {
+                    let wi = tile.whites.start + (slot - first) as u64;
+                    let white = shape.white_set(block, wi);
+                    let (mut open, mut open_before) = (0u16, 0u16);
+                    successors.all(bi, black, white, wi, |child| {
+                        let code = children.get(child as usize);
+                        if !codes.won_before(code, level) {
+                            open += 1;
+                            open_before += 1;
+                        } else if !codes.won_before(code, level.saturating_sub(1)) {
+                            open_before += 1;
+                        }
+                        true
+                    });
+                    if open > 0 {
+                        codes.states[i].set(slot, open_before);
                     }
-                    true
                 });
-                if open > 0 {
-                    codes.states[i].set(slot, open_before);
-                }
-            });
+            }
         }
     });
     slots
