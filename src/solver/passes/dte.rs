@@ -33,7 +33,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU16, Ordering};
 
-use super::marks::{Marks, rows_of};
+use super::marks::Marks;
 use super::retro::{Solved, units};
 use crate::solver::index::layers::{Layer, Shape};
 use crate::solver::index::value::{Dtz, Tally, Values, Wdl, WdlBits};
@@ -189,9 +189,9 @@ pub fn solve_pair(
         // A unit is a row of tiles: the parents its positions tell are
         // in the columns of their black sets, which no other row reaches,
         // so a plain load and store update them.
-        let rows = rows_of(&tiles);
+        let rows = tiles.rows();
         parallel(threads, rows.len(), |unit, _: &mut Vec<()>| {
-            let first = &tiles[rows[unit].start];
+            let first = tiles.tile(rows[unit].start);
             let i = first.side;
             let block = &layers[i].blocks[first.block];
             let partner_layer = layers[partner(i)];
@@ -200,7 +200,7 @@ pub fn solve_pair(
                 .expect("the partner layer has the mirrored block");
             let parents_of = shape.parents(block, partner_layer);
             let parents = &states[partner(i)];
-            for tile in &tiles[rows[unit].clone()] {
+            for tile in rows[unit].clone().map(|t| tiles.tile(t)) {
                 for wi in tile.whites.clone() {
                     for bi in tile.blacks.clone() {
                         let slot = &states[i][block.slot(bi, wi) as usize];

@@ -136,29 +136,49 @@ impl Marks {
         self.levels[level as usize].take();
     }
 
-    /// The tiles marked for `level`.
-    pub fn tiles(&self, level: u16) -> Vec<Tile> {
-        let mut tiles = Vec::new();
+    /// The tiles marked for `level`, in order.
+    pub fn tiles(&self, level: u16) -> Listed<'_> {
+        let mut numbers = Vec::new();
         for (w, word) in self.level(level).iter().enumerate() {
             let mut bits = word.load(Ordering::Relaxed);
             while bits != 0 {
-                let tile = w as u64 * 64 + u64::from(bits.trailing_zeros());
+                // A level's tiles number at most MAX_LEVEL_MARKS.
+                numbers.push(w as u32 * 64 + bits.trailing_zeros());
                 bits &= bits - 1;
-                let tiling =
-                    &self.tilings[self.tilings.partition_point(|tiling| tiling.first <= tile) - 1];
-                let within = tile - tiling.first;
-                let sets = |index: u64, count: u64| {
-                    index << self.tile_bits..((index + 1) << self.tile_bits).min(count)
-                };
-                tiles.push(Tile {
-                    side: tiling.side,
-                    block: tiling.block,
-                    blacks: sets(within / tiling.across, tiling.black_sets),
-                    whites: sets(within % tiling.across, tiling.white_sets),
-                });
             }
         }
-        tiles
+        Listed {
+            marks: self,
+            numbers,
+        }
+    }
+
+    /// The tiling of tile number `tile`.
+    fn tiling_of(&self, tile: u32) -> &Tiling {
+        let tile = u64::from(tile);
+        &self.tilings[self.tilings.partition_point(|tiling| tiling.first <= tile) - 1]
+    }
+
+    /// Tile number `tile`.
+    fn tile(&self, tile: u32) -> Tile {
+        let tiling = self.tiling_of(tile);
+        let within = u64::from(tile) - tiling.first;
+        let sets = |index: u64, count: u64| {
+            index << self.tile_bits..((index + 1) << self.tile_bits).min(count)
+        };
+        Tile {
+            side: tiling.side,
+            block: tiling.block,
+            blacks: sets(within / tiling.across, tiling.black_sets),
+            whites: sets(within % tiling.across, tiling.white_sets),
+        }
+    }
+
+    /// The number of the first tile of the row of tile number `tile`.
+    fn row_of(&self, tile: u32) -> u64 {
+        let tiling = self.tiling_of(tile);
+        let within = u64::from(tile) - tiling.first;
+        tiling.first + within / tiling.across * tiling.across
     }
 
     fn level(&self, level: u16) -> &[AtomicU64] {
@@ -187,25 +207,47 @@ impl BlockMarks<'_> {
     }
 }
 
-/// The rows of `tiles` (in the order [`Marks::tiles`] gives them): the
-/// runs of tiles of one block with the same black sets.
-pub(super) fn rows_of(tiles: &[Tile]) -> Vec<std::ops::Range<usize>> {
-    let mut rows: Vec<std::ops::Range<usize>> = Vec::new();
-    for (t, tile) in tiles.iter().enumerate() {
-        match rows.last_mut() {
-            Some(row)
-                if {
-                    let first = &tiles[row.start];
-                    (first.side, first.block, &first.blacks)
-                        == (tile.side, tile.block, &tile.blacks)
-                } =>
-            {
-                row.end = t + 1
-            }
-            _ => rows.push(t..t + 1),
-        }
+/// The tiles marked for one level ([`Marks::tiles`]), in order, by their
+/// numbers: 4 bytes a tile, where a [`Tile`] takes 48 (a level of a large
+/// pair lists millions).
+pub(super) struct Listed<'a> {
+    marks: &'a Marks,
+    numbers: Vec<u32>,
+}
+
+impl Listed<'_> {
+    pub fn len(&self) -> usize {
+        self.numbers.len()
     }
-    rows
+
+    /// The `i`-th tile.
+    pub fn tile(&self, i: usize) -> Tile {
+        self.marks.tile(self.numbers[i])
+    }
+
+    /// The slots of the tiles.
+    pub fn slots(&self) -> u64 {
+        (0..self.len()).map(|i| tile_slots(&self.tile(i))).sum()
+    }
+
+    /// The rows of the tiles: the runs of tiles of one block with the same
+    /// black sets.
+    pub fn rows(&self) -> Vec<std::ops::Range<usize>> {
+        let mut rows: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
+        for (t, &tile) in self.numbers.iter().enumerate() {
+            let row = self.marks.row_of(tile);
+            match rows.last_mut() {
+                Some((last, range)) if *last == row => range.end = t + 1,
+                _ => rows.push((row, t..t + 1)),
+            }
+        }
+        rows.into_iter().map(|(_, range)| range).collect()
+    }
+}
+
+/// The slots of `tile`.
+fn tile_slots(tile: &Tile) -> u64 {
+    (tile.blacks.end - tile.blacks.start) * (tile.whites.end - tile.whites.start)
 }
 
 /// The smallest tiles (as a power of two a side) whose marks of one level
@@ -266,8 +308,12 @@ mod tests {
         assert_eq!(marks.next_from(8), Some(9));
         assert_eq!(marks.next_from(10), None);
         let first = |sets: u64| 0..8.min(sets);
+        let listed = |marks: &Marks, level| {
+            let tiles = marks.tiles(level);
+            (0..tiles.len()).map(|i| tiles.tile(i)).collect::<Vec<_>>()
+        };
         assert_eq!(
-            marks.tiles(7),
+            listed(&marks, 7),
             vec![
                 Tile {
                     side: 0,
@@ -286,19 +332,31 @@ mod tests {
         // A level scanned is gone, its memory with it.
         marks.scanned(7);
         assert_eq!(marks.next_from(0), Some(9));
-        assert!(marks.tiles(7).is_empty() && marks.levels[7].get().is_none());
+        assert!(listed(&marks, 7).is_empty() && marks.levels[7].get().is_none());
     }
 
     #[test]
     fn a_row_of_tiles_is_one_unit() {
-        let tile = |block: usize, blacks: u64, whites: u64| Tile {
-            side: 0,
-            block,
-            blacks: blacks..blacks + 8,
-            whites: whites..whites + 8,
-        };
-        let tiles = [tile(0, 0, 0), tile(0, 0, 16), tile(0, 8, 0), tile(1, 8, 0)];
-        assert_eq!(rows_of(&tiles), vec![0..2, 2..3, 3..4]);
-        assert!(rows_of(&[]).is_empty());
+        let shape = Shape::new(5, 4).unwrap();
+        let (a, b) = (shape.layer(8, 9), shape.layer(9, 8));
+        let marks = Marks::new(&[&a, &b], 4);
+        assert!(marks.tiles(1).rows().is_empty());
+        // Two blocks of side 0 wide and tall enough for two rows and two
+        // columns of tiles, and a block of side 1.
+        let wide: Vec<usize> = (0..a.blocks.len())
+            .filter(|&i| a.blocks[i].black_sets > 8 && a.blocks[i].white_sets > 8)
+            .take(2)
+            .collect();
+        assert_eq!(wide.len(), 2);
+        let (x, y) = (&a.blocks[wide[0]], &a.blocks[wide[1]]);
+        marks.mark(1, 0, wide[0], x.slot(0, 0));
+        marks.mark(1, 0, wide[0], x.slot(1, 9));
+        marks.mark(1, 0, wide[0], x.slot(9, 0));
+        marks.mark(1, 0, wide[1], y.slot(9, 9));
+        marks.mark(1, 1, 0, b.blocks[0].offset);
+        let tiles = marks.tiles(1);
+        assert_eq!(tiles.len(), 5);
+        assert_eq!(tiles.rows(), vec![0..2, 2..3, 3..4, 4..5]);
+        assert_eq!(tiles.slots(), 5 * 64);
     }
 }

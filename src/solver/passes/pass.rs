@@ -44,7 +44,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering};
 
-use super::marks::{Marks, Tile, rows_of};
+use super::marks::{Listed, Marks};
 use super::retro::{Solved, units};
 use crate::board::Rules;
 use crate::solver::index::layers::{Layer, Shape};
@@ -889,23 +889,23 @@ fn check_waiting<C: Cells>(
     shape: &Shape,
     codes: &Codes<C>,
     layers: &[&Layer],
-    waiting: &[Tile],
+    waiting: &Listed,
     level: u32,
     threads: usize,
 ) -> u64 {
     let lost = codes.at(level, true).expect("the level's codes fit");
-    let slots: u64 = waiting.iter().map(tile_slots).sum();
+    let slots = waiting.slots();
     let threads = if slots < PARALLEL_SLOTS { 1 } else { threads };
     // A unit is a row of tiles: the tiles side by side share cache lines,
     // which the checks write, so no two threads take them at once.
-    let rows = rows_of(waiting);
+    let rows = waiting.rows();
     parallel(threads, rows.len(), |unit, _: &mut Vec<()>| {
-        let first = &waiting[rows[unit].start];
+        let first = waiting.tile(rows[unit].start);
         let i = first.side;
         let block = &layers[i].blocks[first.block];
         let children = &codes.states[layers.len() - 1 - i];
         let successors = shape.successors(block, layers[layers.len() - 1 - i]);
-        for tile in &waiting[rows[unit].clone()] {
+        for tile in rows[unit].clone().map(|t| waiting.tile(t)) {
             let width = (tile.whites.end - tile.whites.start) as usize;
             for bi in tile.blacks.clone() {
                 let first = block.slot(bi, tile.whites.start) as usize;
@@ -944,7 +944,7 @@ fn retreat<C: Cells>(
     codes: &Codes<C>,
     layers: &[&Layer],
     marks: &Marks,
-    frontier: &[Tile],
+    frontier: &Listed,
     level: u32,
     threads: usize,
 ) -> u64 {
@@ -952,13 +952,13 @@ fn retreat<C: Cells>(
     let lost_child = won_child + 1;
     let won = codes.at(level, false).expect("the level's codes fit");
     let lost = won + 1;
-    let slots: u64 = frontier.iter().map(tile_slots).sum();
+    let slots = frontier.slots();
     let threads = if slots < PARALLEL_SLOTS { 1 } else { threads };
     // A unit is a row of tiles: the parents its positions tell are in the
     // columns of their black sets, which no other row reaches.
-    let rows = rows_of(frontier);
+    let rows = frontier.rows();
     parallel(threads, rows.len(), |unit, _: &mut Vec<()>| {
-        let first = &frontier[rows[unit].start];
+        let first = frontier.tile(rows[unit].start);
         let i = first.side;
         let p = layers.len() - 1 - i;
         let block = &layers[i].blocks[first.block];
@@ -969,7 +969,7 @@ fn retreat<C: Cells>(
         let children = &codes.states[i];
         let parents = &codes.states[p];
         let marked = marks.of_block(level as u16, p, parent_index);
-        for tile in &frontier[rows[unit].clone()] {
+        for tile in rows[unit].clone().map(|t| frontier.tile(t)) {
             let width = (tile.whites.end - tile.whites.start) as usize;
             for bi in tile.blacks.clone() {
                 let first = block.slot(bi, tile.whites.start) as usize;
@@ -1004,10 +1004,6 @@ fn retreat<C: Cells>(
         }
     });
     slots
-}
-
-fn tile_slots(tile: &Tile) -> u64 {
-    (tile.blacks.end - tile.blacks.start) * (tile.whites.end - tile.whites.start)
 }
 
 /// Each side's values with its tallies, in the narrowest form that holds
