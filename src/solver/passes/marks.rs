@@ -136,32 +136,54 @@ impl Marks {
         self.levels[level as usize].take();
     }
 
-    /// The tiles marked for `level`, in order.
+    /// The tiles marked for `level`, in order, with their rows and slots.
     pub fn tiles(&self, level: u16) -> Listed<'_> {
-        let mut numbers = Vec::new();
+        let mut listed = Listed {
+            marks: self,
+            numbers: Vec::new(),
+            rows: Vec::new(),
+            slots: 0,
+        };
+        // The tiles come in order, so a cursor finds each one's block; a
+        // row is the run of tiles of one block with the same black sets.
+        let (mut at, mut last_row) = (0, None);
         for (w, word) in self.level(level).iter().enumerate() {
             let mut bits = word.load(Ordering::Relaxed);
             while bits != 0 {
                 // A level's tiles number at most MAX_LEVEL_MARKS.
-                numbers.push(w as u32 * 64 + bits.trailing_zeros());
+                let number = w as u32 * 64 + bits.trailing_zeros();
                 bits &= bits - 1;
+                while self
+                    .tilings
+                    .get(at + 1)
+                    .is_some_and(|next| next.first <= u64::from(number))
+                {
+                    at += 1;
+                }
+                let tile = self.tile_in(&self.tilings[at], number);
+                listed.slots += tile_slots(&tile);
+                let t = listed.numbers.len();
+                let row = Some((at, tile.blacks.start));
+                match listed.rows.last_mut() {
+                    Some(range) if row == last_row => range.end = t + 1,
+                    _ => listed.rows.push(t..t + 1),
+                }
+                last_row = row;
+                listed.numbers.push(number);
             }
         }
-        Listed {
-            marks: self,
-            numbers,
-        }
-    }
-
-    /// The tiling of tile number `tile`.
-    fn tiling_of(&self, tile: u32) -> &Tiling {
-        let tile = u64::from(tile);
-        &self.tilings[self.tilings.partition_point(|tiling| tiling.first <= tile) - 1]
+        listed
     }
 
     /// Tile number `tile`.
     fn tile(&self, tile: u32) -> Tile {
-        let tiling = self.tiling_of(tile);
+        let at = u64::from(tile);
+        let tiling = &self.tilings[self.tilings.partition_point(|tiling| tiling.first <= at) - 1];
+        self.tile_in(tiling, tile)
+    }
+
+    /// Tile number `tile`, of `tiling`.
+    fn tile_in(&self, tiling: &Tiling, tile: u32) -> Tile {
         let within = u64::from(tile) - tiling.first;
         let sets = |index: u64, count: u64| {
             index << self.tile_bits..((index + 1) << self.tile_bits).min(count)
@@ -172,13 +194,6 @@ impl Marks {
             blacks: sets(within / tiling.across, tiling.black_sets),
             whites: sets(within % tiling.across, tiling.white_sets),
         }
-    }
-
-    /// The number of the first tile of the row of tile number `tile`.
-    fn row_of(&self, tile: u32) -> u64 {
-        let tiling = self.tiling_of(tile);
-        let within = u64::from(tile) - tiling.first;
-        tiling.first + within / tiling.across * tiling.across
     }
 
     fn level(&self, level: u16) -> &[AtomicU64] {
@@ -213,6 +228,9 @@ impl BlockMarks<'_> {
 pub(super) struct Listed<'a> {
     marks: &'a Marks,
     numbers: Vec<u32>,
+    /// The runs of tiles of one block with the same black sets.
+    rows: Vec<std::ops::Range<usize>>,
+    slots: u64,
 }
 
 impl Listed<'_> {
@@ -227,21 +245,13 @@ impl Listed<'_> {
 
     /// The slots of the tiles.
     pub fn slots(&self) -> u64 {
-        (0..self.len()).map(|i| tile_slots(&self.tile(i))).sum()
+        self.slots
     }
 
     /// The rows of the tiles: the runs of tiles of one block with the same
     /// black sets.
-    pub fn rows(&self) -> Vec<std::ops::Range<usize>> {
-        let mut rows: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
-        for (t, &tile) in self.numbers.iter().enumerate() {
-            let row = self.marks.row_of(tile);
-            match rows.last_mut() {
-                Some((last, range)) if *last == row => range.end = t + 1,
-                _ => rows.push((row, t..t + 1)),
-            }
-        }
-        rows.into_iter().map(|(_, range)| range).collect()
+    pub fn rows(&self) -> &[std::ops::Range<usize>] {
+        &self.rows
     }
 }
 
@@ -356,7 +366,7 @@ mod tests {
         marks.mark(1, 1, 0, b.blocks[0].offset);
         let tiles = marks.tiles(1);
         assert_eq!(tiles.len(), 5);
-        assert_eq!(tiles.rows(), vec![0..2, 2..3, 3..4, 4..5]);
+        assert_eq!(tiles.rows(), [0..2, 2..3, 3..4, 4..5]);
         assert_eq!(tiles.slots(), 5 * 64);
     }
 }
